@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel symbols dynprobe needs that Linux 7.2 does not export, with the C
+ * types they have in the 7.2 source. They are resolved once, at load, by
+ * src/shim/resolve.c; nothing else looks symbols up by name.
+ */
+#ifndef DYNPROBE_RESOLVED_H
+#define DYNPROBE_RESOLVED_H
+
+#include <linux/types.h>
+
+struct dentry;
+struct mutex;
+struct trace_array;
+
+struct dynprobe_kernel_symbols {
+	/* kernel/kallsyms.c: @SYM fetch args, SYM+OFF places, the rest of this table. */
+	unsigned long (*kallsyms_lookup_name)(const char *name);
+	/* kernel/trace/trace_events.c: held around trace_add/remove_event_call. */
+	struct mutex *event_mutex;
+	/* fs/tracefs/inode.c: our own directory, and removing it on unload. */
+	struct dentry *(*tracefs_create_dir)(const char *name, struct dentry *parent);
+	void (*tracefs_remove)(struct dentry *dentry);
+	/* kernel/trace/trace.c: error_log entries with the caret. */
+	void (*tracing_log_err)(struct trace_array *tr, const char *loc,
+				const char *cmd, const char **errs, u8 type,
+				u16 pos);
+	/*
+	 * kernel/trace/trace_probe.c: the probe events' message table.
+	 * error_log keeps a pointer to the message table, not a copy, so the
+	 * table must outlive this module: we log with the kernel's own.
+	 */
+	const char **trace_probe_err_text;
+};
+
+extern struct dynprobe_kernel_symbols dynprobe_ksyms;
+
+#endif /* DYNPROBE_RESOLVED_H */

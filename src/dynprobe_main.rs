@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! dynprobe: dynamic trace events defined through tracefs.
+//!
+//! Loading resolves the kernel symbols dynprobe needs, then creates tracefs
+//! `dynprobe/` with the control files; unloading removes them again.
+
+use kernel::prelude::*;
+
+mod control;
+mod readme;
+mod sys;
+
+module! {
+    type: Dynprobe,
+    name: "dynprobe",
+    authors: ["dynprobe developers"],
+    description: "Dynamic trace events: function_events, kprobe_events, dynamic_events",
+    license: "GPL",
+}
+
+struct Dynprobe;
+
+impl kernel::Module for Dynprobe {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        sys::resolve_symbols()?;
+        control::init();
+        sys::tracefs_init()?;
+        pr_info!("ready: tracefs dynprobe/\n");
+        Ok(Dynprobe)
+    }
+}
+
+impl Drop for Dynprobe {
+    fn drop(&mut self) {
+        // The files go first so that no new open() can reach the core.
+        sys::tracefs_exit();
+        control::exit();
+    }
+}

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The one place where dynprobe resolves kernel symbols by name.
+ *
+ * kallsyms_lookup_name() itself is not exported since Linux 5.7; its
+ * address is read from a kprobe registered on it and removed again at
+ * once. Every other symbol is then looked up with it. A missing symbol
+ * fails the load with a message naming it and why it is needed.
+ */
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <asm/ibt.h>
+#include "dynprobe/resolved.h"
+#include "dynprobe/shim.h"
+
+struct dynprobe_kernel_symbols dynprobe_ksyms;
+
+struct resolved_symbol {
+	const char *name;
+	const char *why;
+	bool is_function;
+	void **slot;
+};
+
+#define SLOT(field) ((void **)&dynprobe_ksyms.field)
+
+static const struct resolved_symbol resolved_symbols[] = {
+	{ "event_mutex", "adding and removing trace events", false,
+	  SLOT(event_mutex) },
+	{ "tracefs_create_dir", "creating tracefs dynprobe/", true,
+	  SLOT(tracefs_create_dir) },
+	{ "tracefs_remove", "removing tracefs dynprobe/ on unload", true,
+	  SLOT(tracefs_remove) },
+	{ "tracing_log_err", "reporting errors in error_log", true,
+	  SLOT(tracing_log_err) },
+	{ "trace_probe_err_text", "error_log messages that outlive the module",
+	  false, SLOT(trace_probe_err_text) },
+};
+
+/*
+ * With IBT an indirect call must land on an ENDBR instruction. kprobes
+ * place themselves after it, and the kernel seals (removes) ENDBR from
+ * functions whose address it never takes; calling such a function through
+ * a pointer would fault, so refuse it instead.
+ */
+static unsigned long callable_address(const char *name, unsigned long addr)
+{
+#ifdef CONFIG_X86_KERNEL_IBT
+	u32 insn;
+
+	if (!copy_from_kernel_nofault(&insn, (void *)(addr - ENDBR_INSN_SIZE),
+				      sizeof(insn)) && is_endbr(&insn))
+		return addr - ENDBR_INSN_SIZE;
+	if (!copy_from_kernel_nofault(&insn, (void *)addr, sizeof(insn)) &&
+	    is_endbr(&insn))
+		return addr;
+	if (cpu_feature_enabled(X86_FEATURE_IBT)) {
+		pr_err("%s has no ENDBR (sealed by IBT): cannot call it\n",
+		       name);
+		return 0;
+	}
+#endif
+	return addr;
+}
+
+static int find_kallsyms_lookup_name(void)
+{
+	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
+	unsigned long addr;
+	int ret;
+
+	ret = register_kprobe(&kp);
+	if (ret) {
+		pr_err("cannot find kallsyms_lookup_name (kprobe: %d); needed to resolve unexported symbols\n",
+		       ret);
+		return ret;
+	}
+	addr = (unsigned long)kp.addr;
+	unregister_kprobe(&kp);
+
+	addr = callable_address("kallsyms_lookup_name", addr);
+	if (!addr)
+		return -ENOENT;
+	dynprobe_ksyms.kallsyms_lookup_name = (void *)addr;
+	return 0;
+}
+
+int dynprobe_resolve_symbols(void)
+{
+	int i, ret;
+
+	ret = find_kallsyms_lookup_name();
+	if (ret)
+		return ret;
+
+	for (i = 0; i < ARRAY_SIZE(resolved_symbols); i++) {
+		const struct resolved_symbol *sym = &resolved_symbols[i];
+		unsigned long addr;
+
+		addr = dynprobe_ksyms.kallsyms_lookup_name(sym->name);
+		if (addr && sym->is_function)
+			addr = callable_address(sym->name, addr);
+		if (!addr) {
+			pr_err("kernel symbol %s not found; needed for %s\n",
+			       sym->name, sym->why);
+			return -ENOENT;
+		}
+		*sym->slot = (void *)addr;
+	}
+	return 0;
+}
+
+unsigned long dynprobe_lookup_symbol(const char *name)
+{
+	return dynprobe_ksyms.kallsyms_lookup_name(name);
+}

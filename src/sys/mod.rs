@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The thin layer between dynprobe's Rust core and the kernel: bindgen's
+//! declarations of include/dynprobe/shim.h and safe wrappers around them.
+
+use kernel::error::{to_result, Result};
+
+#[allow(
+    dead_code,
+    non_camel_case_types,
+    non_upper_case_globals,
+    non_snake_case,
+    missing_docs,
+    unreachable_pub,
+    clippy::all
+)]
+#[path = "generated.rs"]
+pub(crate) mod bindings;
+
+pub(crate) use bindings::{dynprobe_file, dynprobe_text};
+
+/// Resolves the unexported kernel symbols dynprobe needs; fails (with a
+/// message in dmesg naming the symbol) if one is missing.
+pub(crate) fn resolve_symbols() -> Result {
+    // SAFETY: called once from module init, before anything uses the
+    // resolved table.
+    to_result(unsafe { bindings::dynprobe_resolve_symbols() })
+}
+
+/// Creates tracefs `dynprobe/` and its files.
+pub(crate) fn tracefs_init() -> Result {
+    // SAFETY: symbols are resolved (init order in the module) and the
+    // directory does not exist yet.
+    to_result(unsafe { bindings::dynprobe_tracefs_init() })
+}
+
+/// Removes tracefs `dynprobe/`; open files keep working until closed
+/// because tracefs holds a module reference for them.
+pub(crate) fn tracefs_exit() {
+    // SAFETY: removing the directory created by tracefs_init (a no-op if
+    // it does not exist).
+    unsafe { bindings::dynprobe_tracefs_exit() }
+}
+
+/// Error subsystems, named as the kernel's own probe events name theirs in
+/// error_log.
+#[derive(Clone, Copy)]
+pub(crate) enum ErrorSubsystem {
+    Kprobe,
+    Fprobe,
+    Dynevent,
+    Function,
+}
+
+impl ErrorSubsystem {
+    fn name(self) -> &'static kernel::str::CStr {
+        match self {
+            Self::Kprobe => kernel::c_str!("trace_kprobe"),
+            Self::Fprobe => kernel::c_str!("trace_fprobe"),
+            Self::Dynevent => kernel::c_str!("dynevent"),
+            Self::Function => kernel::c_str!("function_events"),
+        }
+    }
+}
+
+/// Writes an entry into the kernel's error_log: `cmd` as the command line,
+/// the message of the kernel's probe error `err_type`, the caret at `pos`.
+/// `cmd` must end with a NUL byte; an entry without one is dropped.
+#[allow(dead_code)] // used once definitions are parsed
+pub(crate) fn log_error(subsystem: ErrorSubsystem, cmd: &[u8], err_type: u8, pos: u16) {
+    if cmd.last() != Some(&0) {
+        return;
+    }
+    // SAFETY: both strings are NUL-terminated and live across the call;
+    // tracing_log_err copies them.
+    unsafe {
+        bindings::dynprobe_log_err(
+            subsystem.name().as_char_ptr(),
+            cmd.as_ptr(),
+            err_type,
+            pos,
+        )
+    }
+}
