@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The interpreter: runs the fetch programs and writes a record.
+
+use crate::lang::def::{Definition, ProbeArg, TRACE_ENTRY_SIZE};
+use crate::lang::fixed;
+use crate::lang::types::{Bitfield, Load, Reg, Space, Store};
+use crate::lang::MAX_STRING_SIZE;
+
+/// Register and argument access at the probe point.
+pub trait Regs {
+    /// Value of a `pt_regs` register.
+    fn reg(&self, r: Reg) -> u64;
+    /// Kernel stack entry `n` (`regs_get_kernel_stack_nth`; 0 outside the
+    /// stack).
+    fn stack_nth(&self, n: u32) -> u64;
+    /// The kernel stack pointer.
+    fn stack_pointer(&self) -> u64;
+    /// Function argument `n` (0-based; `di si dx cx r8 r9`, then the stack).
+    fn arg(&self, n: u32) -> u64;
+    /// The return value.
+    fn return_value(&self) -> u64;
+    /// Entry-data slot `slot` saved at function entry (see
+    /// [`Definition::entry_args`]).
+    fn entry_data(&self, _slot: u32) -> u64 {
+        0
+    }
+    /// The instruction pointer.
+    fn instruction_pointer(&self) -> u64 {
+        self.reg(Reg::Ip)
+    }
+}
+
+/// A memory access faulted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fault;
+
+/// Fault-tolerant memory access.
+pub trait Memory {
+    /// Read `dst.len()` bytes at `addr` (`space` is `Kernel` or `User`).
+    fn read(&self, space: Space, addr: u64, dst: &mut [u8]) -> Result<(), Fault>;
+    /// Copy the NUL-terminated string at `addr` into `dst` (never more than
+    /// `dst.len()` bytes); returns the bytes written including the NUL. When
+    /// the string is longer, the copy is truncated and `dst[len - 1]` is the
+    /// NUL. `dst` is never empty.
+    fn read_str(&self, space: Space, addr: u64, dst: &mut [u8]) -> Result<usize, Fault>;
+    /// The current task's `comm`.
+    fn comm(&self) -> [u8; 16];
+    /// Write `addr` as `sprint_symbol()` does into `dst` (no NUL); returns
+    /// the length.
+    fn symbol(&self, addr: u64, dst: &mut [u8]) -> usize;
+    /// True when `addr` is a user-space address (for [`Space::Auto`]).
+    fn is_user_address(&self, addr: u64) -> bool {
+        addr < 0x0000_8000_0000_0000
+    }
+}
+
+/// Values of the probe's own header fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeaderIps {
+    /// `__probe_ip` (kprobe/fentry), `__probe_func` (return probes) or
+    /// `__parent_ip` (function events).
+    pub first: u64,
+    /// `__probe_ret_ip` (return probes) or `__ip` (function events); unused
+    /// for single-ip headers.
+    pub second: u64,
+}
+
+fn resolve(mem: &impl Memory, space: Space, addr: u64) -> Space {
+    match space {
+        Space::Auto => {
+            if mem.is_user_address(addr) {
+                Space::User
+            } else {
+                Space::Kernel
+            }
+        }
+        s => s,
+    }
+}
+
+fn put_le(dst: &mut [u8], v: u64) {
+    let b = v.to_le_bytes();
+    for (d, s) in dst.iter_mut().zip(b.iter()) {
+        *d = *s;
+    }
+}
+
+fn get_le(src: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    for (d, s) in b.iter_mut().zip(src.iter()) {
+        *d = *s;
+    }
+    u64::from_le_bytes(b)
+}
+
+fn apply_bf(slot: &mut [u8], bf: Bitfield) {
+    let bits = u32::from(bf.basesize).saturating_mul(8).min(64);
+    let mask = if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits).wrapping_sub(1)
+    };
+    let v = get_le(slot) & mask;
+    let v = v.checked_shl(u32::from(bf.lshift)).unwrap_or(0) & mask;
+    let v = v.checked_shr(u32::from(bf.rshift)).unwrap_or(0);
+    put_le(slot, v);
+}
+
+struct Dyn<'o> {
+    out: &'o mut [u8],
+    cursor: usize,
+}
+
+impl Dyn<'_> {
+    /// Room for the next string.
+    fn room(&self) -> usize {
+        let cap = self.out.len().min(0xffff);
+        cap.saturating_sub(self.cursor).min(MAX_STRING_SIZE)
+    }
+
+    fn loc(&self, len: usize) -> u32 {
+        ((len as u32) << 16) | (self.cursor as u32 & 0xffff)
+    }
+}
+
+impl Definition {
+    /// Run every argument's program and write the record into `out`.
+    ///
+    /// Layout of `out` (identical to the ring-buffer entry):
+    /// bytes `0..8` are the common `trace_entry` (left zero: the ring buffer
+    /// fills it), then the header ips from `ips`, then the fixed argument
+    /// area ([`Definition::args_size`] bytes), then string data. `__data_loc`
+    /// offsets count from byte 0 of `out`, as in the kernel.
+    ///
+    /// Returns the number of bytes used (0 when `out` is smaller than
+    /// [`Definition::fixed_size`]). Strings that do not fit are recorded
+    /// empty; a string whose read faults is recorded with length 0 (printed
+    /// `(fault)`), as Linux 7.2 does. Probed memory is read once.
+    pub fn record(
+        &self,
+        regs: &impl Regs,
+        mem: &impl Memory,
+        ips: HeaderIps,
+        out: &mut [u8],
+    ) -> usize {
+        let fixed_size = self.fixed_size() as usize;
+        let area = match out.get_mut(..fixed_size) {
+            Some(a) => a,
+            None => return 0,
+        };
+        area.fill(0);
+        let t = TRACE_ENTRY_SIZE as usize;
+        if let Some(h) = out.get_mut(t..t + 8) {
+            put_le(h, ips.first);
+        }
+        if self.header_size() == 16 {
+            if let Some(h) = out.get_mut(t + 8..t + 16) {
+                put_le(h, ips.second);
+            }
+        }
+        let base = self.args_offset() as usize;
+        let mut d = Dyn {
+            out,
+            cursor: fixed_size,
+        };
+        for a in self.args() {
+            run_arg(a, base, regs, mem, &mut d);
+        }
+        d.cursor
+    }
+}
+
+fn load_value(a: &ProbeArg, regs: &impl Regs) -> u64 {
+    match a.prog.load {
+        Load::Reg(r) => regs.reg(r),
+        Load::Stack(n) => regs.stack_nth(n),
+        Load::StackPointer => regs.stack_pointer(),
+        Load::RetVal => regs.return_value(),
+        Load::Arg(n) => regs.arg(n),
+        Load::EntryData(s) => regs.entry_data(s),
+        Load::Imm(v) => v,
+        Load::Symbol { addr, .. } => addr,
+        Load::Comm | Load::ImmString(_) | Load::None => 0,
+    }
+}
+
+fn read_u64(mem: &impl Memory, space: Space, addr: u64) -> Result<u64, Fault> {
+    let mut b = [0u8; 8];
+    mem.read(resolve(mem, space, addr), addr, &mut b)?;
+    Ok(u64::from_le_bytes(b))
+}
+
+/// Copy bytes (plus NUL) into the dynamic area; returns the data_loc.
+fn store_bytes(d: &mut Dyn<'_>, bytes: &[u8]) -> u32 {
+    let room = d.room();
+    if room == 0 {
+        return d.loc(0);
+    }
+    let n = bytes.len().min(room - 1);
+    let start = d.cursor;
+    if let Some(dst) = d.out.get_mut(start..start + n + 1) {
+        if let (Some(dd), Some(src)) = (dst.get_mut(..n), bytes.get(..n)) {
+            dd.copy_from_slice(src);
+        }
+        if let Some(z) = dst.get_mut(n) {
+            *z = 0;
+        }
+    } else {
+        return d.loc(0);
+    }
+    let loc = d.loc(n + 1);
+    d.cursor = start + n + 1;
+    loc
+}
+
+fn store_string(d: &mut Dyn<'_>, mem: &impl Memory, space: Space, addr: u64) -> u32 {
+    let room = d.room();
+    if room == 0 {
+        return d.loc(0);
+    }
+    let start = d.cursor;
+    let sp = resolve(mem, space, addr);
+    let res = match d.out.get_mut(start..start + room) {
+        Some(dst) => mem.read_str(sp, addr, dst),
+        None => Err(Fault),
+    };
+    match res {
+        Ok(n) if n > 0 && n <= room => {
+            if let Some(z) = d.out.get_mut(start + n - 1) {
+                *z = 0;
+            }
+            let loc = d.loc(n);
+            d.cursor = start + n;
+            loc
+        }
+        _ => d.loc(0),
+    }
+}
+
+fn store_symstr(d: &mut Dyn<'_>, mem: &impl Memory, addr: u64) -> u32 {
+    let room = d.room();
+    if room == 0 {
+        return d.loc(0);
+    }
+    let start = d.cursor;
+    let n = match d.out.get_mut(start..start + room - 1) {
+        Some(dst) => mem.symbol(addr, dst).min(room - 1),
+        None => return d.loc(0),
+    };
+    if let Some(z) = d.out.get_mut(start + n) {
+        *z = 0;
+    }
+    let loc = d.loc(n + 1);
+    d.cursor = start + n + 1;
+    loc
+}
+
+fn set_u32(d: &mut Dyn<'_>, at: usize, v: u32) {
+    if let Some(s) = d.out.get_mut(at..at + 4) {
+        s.copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+fn run_arg(a: &ProbeArg, base: usize, regs: &impl Regs, mem: &impl Memory, d: &mut Dyn<'_>) {
+    let prog = &a.prog;
+    let slot = base.saturating_add(a.offset as usize);
+    let size = a.ty.size() as usize;
+    let count = usize::from(prog.count.max(1));
+
+    // Immediate and comm strings.
+    match prog.load {
+        Load::Comm => {
+            let c = mem.comm();
+            let n = c.iter().position(|&b| b == 0).unwrap_or(c.len());
+            let loc = store_bytes(d, fixed::head(&c, n));
+            set_u32(d, slot, loc);
+            return;
+        }
+        Load::ImmString(r) => {
+            let mut tmp = [0u8; 64];
+            let t = a.text_range(r);
+            let n = t.len().min(tmp.len());
+            if let (Some(dst), Some(src)) = (tmp.get_mut(..n), t.get(..n)) {
+                dst.copy_from_slice(src);
+            }
+            let loc = store_bytes(d, fixed::head(&tmp, n));
+            set_u32(d, slot, loc);
+            return;
+        }
+        Load::None => return,
+        _ => {}
+    }
+
+    let mut val = load_value(a, regs);
+    let mut lval = val;
+    for dr in prog.derefs() {
+        lval = val;
+        match read_u64(mem, dr.space, val.wrapping_add(dr.offset as u64)) {
+            Ok(v) => val = v,
+            Err(Fault) => {
+                if a.ty.is_string() {
+                    let loc = d.loc(0);
+                    for k in 0..count {
+                        set_u32(d, slot + 4 * k, loc);
+                    }
+                }
+                return;
+            }
+        }
+    }
+
+    match prog.store {
+        Store::Raw => {
+            if let Some(s) = d.out.get_mut(slot..slot + size) {
+                put_le(s, val);
+                if let Some(bf) = prog.bitfield {
+                    apply_bf(s, bf);
+                }
+            }
+        }
+        Store::Mem { space, offset } => {
+            for k in 0..count {
+                let addr = val
+                    .wrapping_add(offset as u64)
+                    .wrapping_add((k * size) as u64);
+                let at = slot + k * size;
+                if let Some(s) = d.out.get_mut(at..at + size) {
+                    let sp = resolve(mem, space, addr);
+                    if mem.read(sp, addr, s).is_err() {
+                        s.fill(0);
+                    } else if let Some(bf) = prog.bitfield {
+                        apply_bf(s, bf);
+                    }
+                }
+            }
+        }
+        Store::String { space, offset } => {
+            let last = prog.derefs().last().copied();
+            for k in 0..count {
+                let addr = if k == 0 {
+                    Some(val.wrapping_add(offset as u64))
+                } else {
+                    match last {
+                        Some(dr) => {
+                            let p = lval
+                                .wrapping_add((8 * k) as u64)
+                                .wrapping_add(dr.offset as u64);
+                            read_u64(mem, dr.space, p)
+                                .ok()
+                                .map(|v| v.wrapping_add(offset as u64))
+                        }
+                        None => None,
+                    }
+                };
+                let loc = match addr {
+                    Some(ad) => store_string(d, mem, space, ad),
+                    None => d.loc(0),
+                };
+                set_u32(d, slot + 4 * k, loc);
+            }
+        }
+        Store::SymStr { offset } => {
+            let loc = store_symstr(d, mem, val.wrapping_add(offset as u64));
+            set_u32(d, slot, loc);
+        }
+    }
+}

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+//! dynprobe's definition language.
+//!
+//! Pure `core` code (no allocation, no `unsafe`, no panics) shared by the
+//! kernel module and the host test build. It turns one line written to a
+//! control file into a [`Definition`]: probe place, group and event names,
+//! and per argument a typed fetch [`Program`], the record layout, the
+//! `format` fields, the print fmt and the canonical text. The interpreter
+//! ([`Definition::record`]) runs the programs against [`Regs`] and
+//! [`Memory`] and writes the record; [`Definition::print_event`] prints it as
+//! `cat trace` does.
+//!
+//! # How the kernel layer uses it
+//!
+//! ```text
+//! let def: &mut Definition = /* heap, Definition::new() */;
+//! match parse(Control::KprobeEvents, line, &resolver, def) {
+//!     Ok(Command::Nothing) => {}
+//!     Ok(Command::Define) => {
+//!         // def.group(), def.event(), def.kind(), def.symbol(), def.offset(),
+//!         // def.address(), def.maxactive(), def.entry_args()
+//!         // for f in def.fields() { trace_define_field(f.name, type, f.offset, f.size, f.signed) }
+//!         // def.print_fmt(&mut w)
+//!     }
+//!     Ok(Command::Remove { group, event, args, kprobes_only }) => {
+//!         // for each existing definition d: d.matches_removal(group, event, args)
+//!     }
+//!     Err(e) => { /* write_command(&e, line, &mut w); e.column; e.code.message() */ }
+//! }
+//! // In the probe handler:
+//! let len = def.record(&regs, &mem, HeaderIps { first, second }, scratch);
+//! // reserve `len` bytes, copy scratch[8..len] after the common header.
+//! // In the output callback:
+//! def.print_event(entry_bytes, &mut symbolizer, &mut seq)
+//! // Reading the control file:
+//! def.canonical(&mut seq)
+//! ```
+
+mod def;
+mod error;
+mod fetch;
+mod fixed;
+mod funcev;
+mod interp;
+mod parse;
+mod print;
+mod resolver;
+mod types;
+
+pub use def::{Command, Control, Definition, Field, ProbeArg, ProbeKind, TRACE_ENTRY_SIZE};
+pub use error::{errno, ErrorCode, ParseError, Subsystem};
+pub use fixed::Str;
+pub use interp::{Fault, HeaderIps, Memory, Regs};
+pub use parse::{parse, write_command};
+pub use print::Symbolizer;
+pub use resolver::{
+    BtfError, BtfFunc, BtfMember, BtfType, FuncEntry, NoResolver, Resolver, SymbolCheck,
+};
+pub use types::{
+    Bitfield, Deref, FetchType, Load, PrintKind, Program, Reg, Space, Store, TextRange, MAX_DEREFS,
+};
+
+/// Most arguments of one event (`MAX_TRACE_ARGS`).
+pub const MAX_TRACE_ARGS: usize = 128;
+/// Longest argument expression (`MAX_ARGSTR_LEN`).
+pub const MAX_ARGSTR_LEN: usize = 63;
+/// Longest explicit argument name (`MAX_ARG_NAME_LEN`).
+pub const MAX_ARG_NAME_LEN: usize = 32;
+/// Group and event names are shorter than this (`MAX_EVENT_NAME_LEN`).
+pub const MAX_EVENT_NAME_LEN: usize = 64;
+/// Longest array (`MAX_ARRAY_LEN`).
+pub const MAX_ARRAY_LEN: u32 = 64;
+/// Largest fixed argument area (`MAX_PROBE_EVENT_SIZE`).
+pub const MAX_PROBE_EVENT_SIZE: u32 = 3072;
+/// Longest recorded string, NUL included (`MAX_STRING_SIZE`, `PATH_MAX`).
+pub const MAX_STRING_SIZE: usize = 4096;
+/// Instructions per argument program (`FETCH_INSN_MAX`).
+pub const FETCH_INSN_MAX: usize = 16;
+/// Longest accepted line (the kernel's `WRITE_BUFSIZE - 2`).
+pub const MAX_LINE_LEN: usize = 4094;
+/// Capacity for a probed symbol name (`KSYM_NAME_LEN`).
+pub const SYMBOL_CAP: usize = 512;
+/// Capacity of a function event's canonical text.
+pub const MAX_FUNCTION_TEXT: usize = 4096;
+/// Largest `$stackN` / `$argN` (`THREAD_SIZE / sizeof(long)` on x86_64).
+pub const PARAM_MAX_STACK: u64 = 2048;
+/// Largest `r[MAXACTIVE]`.
+pub const KRETPROBE_MAXACTIVE_MAX: u32 = 4096;
+/// Buffer for BTF-expanded `$arg*` names (`MAX_BTF_ARGS_LEN`).
+pub const MAX_BTF_ARGS_LEN: usize = 128;
+/// Buffer for `%pd`/`%pD` expansions (`MAX_DENTRY_ARGS_LEN`).
+pub const MAX_DENTRY_ARGS_LEN: usize = 256;
+/// fprobe entry data limit in bytes (15 words).
+pub const MAX_FPROBE_DATA_SIZE: usize = 15 * 8;

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+//! What the parser asks the kernel: symbols, probe points and BTF.
+//!
+//! Every method has a default so a resolver can answer only what it knows;
+//! [`NoResolver`] answers nothing. With no answer the parser behaves as the
+//! kernel does when the information is missing (for example BTF argument
+//! names fail with `NO_BTF_ENTRY`, `@SYM` fails with `BAD_PROBE_ADDR`).
+
+/// Result of counting the symbols a probe names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SymbolCheck {
+    /// Exactly one symbol (or the check is deferred, e.g. the module is not
+    /// loaded yet).
+    Ok,
+    /// No such symbol.
+    NotFound,
+    /// Several symbols share the name.
+    NotUnique,
+}
+
+/// Whether a kprobe address is a function entry (`kprobe_on_func_entry`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FuncEntry {
+    /// It is the entry of a function.
+    Entry,
+    /// It is inside a function.
+    NotEntry,
+    /// Unknown symbol (the kernel defers this to registration).
+    Unknown,
+}
+
+/// A function prototype from BTF.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BtfFunc {
+    /// Number of parameters.
+    pub nr_params: u32,
+    /// Type id of the return type (0: void).
+    pub ret_type: u32,
+}
+
+/// A BTF type, after modifiers and typedefs are skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BtfType {
+    /// An integer.
+    Int {
+        /// Width in bits.
+        bits: u8,
+        /// Signed encoding.
+        signed: bool,
+        /// Bit offset encoded in the integer type.
+        offset: u8,
+    },
+    /// An enum of at most 32 bits.
+    Enum,
+    /// A 64-bit enum.
+    Enum64,
+    /// A pointer to type `target`.
+    Ptr {
+        /// Pointed-to type id.
+        target: u32,
+    },
+    /// A struct or union.
+    Struct,
+    /// An array of type `elem`.
+    Array {
+        /// Element type id.
+        elem: u32,
+    },
+    /// Anything else.
+    Other,
+}
+
+/// A struct/union member found by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BtfMember {
+    /// Offset in bits from the start of the containing type (anonymous
+    /// members included).
+    pub bit_offset: u32,
+    /// Bitfield width (0: not a bitfield).
+    pub bitfield_size: u32,
+    /// Member type id.
+    pub ty: u32,
+}
+
+/// Broken BTF type information (`BAD_BTF_TID`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BtfError;
+
+/// Kernel services the parser needs.
+pub trait Resolver {
+    /// Address of a kernel symbol (`kallsyms_lookup_name`), for `@SYM`.
+    fn symbol_address(&self, _name: &str) -> Option<u64> {
+        None
+    }
+
+    /// Validate a kprobe target symbol (`MOD:SYM` has `module`).
+    fn check_probe_symbol(&self, _module: Option<&str>, _symbol: &str) -> SymbolCheck {
+        SymbolCheck::Ok
+    }
+
+    /// Is `symbol + offset` a function entry? The default says yes exactly
+    /// when the offset is 0.
+    fn func_entry(&self, _module: Option<&str>, _symbol: &str, offset: u64) -> FuncEntry {
+        if offset == 0 {
+            FuncEntry::Entry
+        } else {
+            FuncEntry::NotEntry
+        }
+    }
+
+    /// Can an fprobe (or a function event) attach to this function?
+    /// `None`: unknown (accepted).
+    fn function_exists(&self, _module: Option<&str>, _symbol: &str) -> Option<bool> {
+        None
+    }
+
+    /// Does this tracepoint exist? `None`: unknown (accepted).
+    fn tracepoint_exists(&self, _name: &str) -> Option<bool> {
+        None
+    }
+
+    /// BTF prototype of a function.
+    fn btf_func(&self, _func: &str) -> Option<BtfFunc> {
+        None
+    }
+
+    /// Name and type id of parameter `idx` (0-based) of a function.
+    fn btf_param(&self, _func: &str, _idx: u32) -> Option<(&str, u32)> {
+        None
+    }
+
+    /// A type by id, modifiers and typedefs skipped.
+    fn btf_type(&self, _id: u32) -> Option<BtfType> {
+        None
+    }
+
+    /// A member of struct/union `id` by name. `Err` when the type
+    /// information is broken (`BAD_BTF_TID`), `Ok(None)` when there is no
+    /// such member.
+    fn btf_member(&self, _id: u32, _name: &str) -> Result<Option<BtfMember>, BtfError> {
+        Ok(None)
+    }
+
+    /// `offsetof(struct dentry, d_name.name)` (for `:%pd`).
+    fn dentry_name_offset(&self) -> u64 {
+        0x28
+    }
+
+    /// `offsetof(struct file, f_path.dentry)` (for `:%pD`).
+    fn file_dentry_offset(&self) -> u64 {
+        0x48
+    }
+}
+
+/// A resolver that knows nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoResolver;
+
+impl Resolver for NoResolver {}

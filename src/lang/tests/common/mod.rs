@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Shared test helpers: a fake kernel (symbols and BTF), fake registers and
+//! fake memory.
+#![allow(dead_code)]
+
+use dynprobe_lang::*;
+
+pub struct FakeKernel;
+
+const FUNCS: &[&str] = &[
+    "vfs_read",
+    "kfree",
+    "do_exit",
+    "kernel_clone",
+    "dput",
+    "vfs_open",
+    "do_sys_openat2",
+    "ip_rcv",
+    "__queue_work",
+    "link_path_walk",
+    "do_IRQ",
+    "queue_work_on",
+];
+
+impl Resolver for FakeKernel {
+    fn symbol_address(&self, name: &str) -> Option<u64> {
+        match name {
+            "_sdata" => Some(0xffff_ffff_8200_0000),
+            "jiffies" => Some(0xffff_ffff_8260_5000),
+            _ => None,
+        }
+    }
+    fn check_probe_symbol(&self, module: Option<&str>, symbol: &str) -> SymbolCheck {
+        if module.is_some() || FUNCS.contains(&symbol) {
+            SymbolCheck::Ok
+        } else if symbol == "dup_sym" {
+            SymbolCheck::NotUnique
+        } else {
+            SymbolCheck::NotFound
+        }
+    }
+    fn function_exists(&self, _m: Option<&str>, symbol: &str) -> Option<bool> {
+        Some(FUNCS.contains(&symbol))
+    }
+    fn tracepoint_exists(&self, name: &str) -> Option<bool> {
+        Some(name == "kfree" || name == "sched_switch")
+    }
+    fn btf_func(&self, f: &str) -> Option<BtfFunc> {
+        match f {
+            "vfs_read" => Some(BtfFunc {
+                nr_params: 4,
+                ret_type: 10,
+            }),
+            "kfree" => Some(BtfFunc {
+                nr_params: 1,
+                ret_type: 0,
+            }),
+            "vfs_open" => Some(BtfFunc {
+                nr_params: 2,
+                ret_type: 11,
+            }),
+            "dput" => Some(BtfFunc {
+                nr_params: 1,
+                ret_type: 0,
+            }),
+            _ => None,
+        }
+    }
+    fn btf_param(&self, f: &str, i: u32) -> Option<(&str, u32)> {
+        match (f, i) {
+            ("vfs_read", 0) => Some(("file", 1)),
+            ("vfs_read", 1) => Some(("buf", 3)),
+            ("vfs_read", 2) => Some(("count", 5)),
+            ("vfs_read", 3) => Some(("pos", 6)),
+            ("kfree", 0) => Some(("objp", 8)),
+            ("vfs_open", 0) => Some(("path", 15)),
+            ("vfs_open", 1) => Some(("file", 1)),
+            ("dput", 0) => Some(("dentry", 21)),
+            _ => None,
+        }
+    }
+    fn btf_type(&self, id: u32) -> Option<BtfType> {
+        Some(match id {
+            1 => BtfType::Ptr { target: 2 },
+            2 => BtfType::Struct,
+            3 => BtfType::Ptr { target: 4 },
+            4 => BtfType::Int {
+                bits: 8,
+                signed: false,
+                offset: 0,
+            },
+            5 => BtfType::Int {
+                bits: 64,
+                signed: false,
+                offset: 0,
+            },
+            6 => BtfType::Ptr { target: 7 },
+            7 => BtfType::Int {
+                bits: 64,
+                signed: true,
+                offset: 0,
+            },
+            8 => BtfType::Ptr { target: 9 },
+            9 => BtfType::Other,
+            10 => BtfType::Int {
+                bits: 64,
+                signed: true,
+                offset: 0,
+            },
+            11 => BtfType::Int {
+                bits: 32,
+                signed: true,
+                offset: 0,
+            },
+            12 => BtfType::Int {
+                bits: 32,
+                signed: false,
+                offset: 0,
+            },
+            13 => BtfType::Ptr { target: 14 },
+            14 => BtfType::Struct,
+            15 => BtfType::Ptr { target: 16 },
+            16 => BtfType::Struct,
+            17 => BtfType::Int {
+                bits: 32,
+                signed: false,
+                offset: 0,
+            },
+            20 => BtfType::Struct,
+            21 => BtfType::Ptr { target: 20 },
+            _ => return None,
+        })
+    }
+    fn btf_member(&self, id: u32, name: &str) -> Result<Option<BtfMember>, BtfError> {
+        Ok(match (id, name) {
+            (2, "f_mode") => Some(BtfMember {
+                bit_offset: 32,
+                bitfield_size: 0,
+                ty: 12,
+            }),
+            (2, "f_inode") => Some(BtfMember {
+                bit_offset: 320,
+                bitfield_size: 0,
+                ty: 13,
+            }),
+            (2, "f_flags") => Some(BtfMember {
+                bit_offset: 384,
+                bitfield_size: 0,
+                ty: 12,
+            }),
+            (14, "i_ino") => Some(BtfMember {
+                bit_offset: 512,
+                bitfield_size: 0,
+                ty: 5,
+            }),
+            (14, "i_bits") => Some(BtfMember {
+                bit_offset: 99,
+                bitfield_size: 3,
+                ty: 17,
+            }),
+            _ => None,
+        })
+    }
+}
+
+/// Parse or panic with the error.
+pub fn def_of(control: Control, line: &str) -> Box<Definition> {
+    let mut d = Box::new(Definition::new());
+    match parse(control, line.as_bytes(), &FakeKernel, &mut d) {
+        Ok(Command::Define) => d,
+        other => panic!("{line:?}: {other:?}"),
+    }
+}
+
+pub fn err_of(control: Control, line: &str) -> ParseError {
+    let mut d = Box::new(Definition::new());
+    match parse(control, line.as_bytes(), &FakeKernel, &mut d) {
+        Err(e) => e,
+        Ok(c) => panic!("{line:?} unexpectedly accepted: {c:?}"),
+    }
+}
+
+pub fn fmt_of(d: &Definition) -> String {
+    let mut s = String::new();
+    d.print_fmt(&mut s).unwrap();
+    s
+}
+
+pub fn canon_of(d: &Definition) -> String {
+    let mut s = String::new();
+    d.canonical(&mut s).unwrap();
+    s
+}
+
+pub fn fields_of(d: &Definition) -> Vec<String> {
+    d.fields()
+        .map(|f| {
+            let mut t = String::new();
+            f.write_type(&mut t).unwrap();
+            format!(
+                "{} {};\toffset:{};\tsize:{};\tsigned:{};",
+                t, f.name, f.offset, f.size, f.signed as u8
+            )
+        })
+        .collect()
+}
+
+#[derive(Default)]
+pub struct FakeRegs {
+    pub regs: [u64; 21],
+    pub args: Vec<u64>,
+    pub stack: Vec<u64>,
+    pub ret: u64,
+    pub sp: u64,
+    pub edata: Vec<u64>,
+}
+
+impl Regs for FakeRegs {
+    fn reg(&self, r: Reg) -> u64 {
+        let i = Reg::ALL.iter().position(|&x| x == r).unwrap();
+        self.regs[i]
+    }
+    fn stack_nth(&self, n: u32) -> u64 {
+        self.stack.get(n as usize).copied().unwrap_or(0)
+    }
+    fn stack_pointer(&self) -> u64 {
+        self.sp
+    }
+    fn arg(&self, n: u32) -> u64 {
+        self.args.get(n as usize).copied().unwrap_or(0)
+    }
+    fn return_value(&self) -> u64 {
+        self.ret
+    }
+    fn entry_data(&self, slot: u32) -> u64 {
+        self.edata.get(slot as usize).copied().unwrap_or(0)
+    }
+}
+
+impl FakeRegs {
+    pub fn set(&mut self, r: Reg, v: u64) {
+        let i = Reg::ALL.iter().position(|&x| x == r).unwrap();
+        self.regs[i] = v;
+    }
+}
+
+/// Memory made of (address, bytes, user) regions; anything else faults.
+#[derive(Default)]
+pub struct FakeMem {
+    pub regions: Vec<(u64, Vec<u8>, bool)>,
+    pub comm: [u8; 16],
+}
+
+impl FakeMem {
+    pub fn add(&mut self, addr: u64, bytes: &[u8]) {
+        let user = addr < 0x0000_8000_0000_0000;
+        self.regions.push((addr, bytes.to_vec(), user));
+    }
+    pub fn add_u64(&mut self, addr: u64, v: u64) {
+        self.add(addr, &v.to_le_bytes());
+    }
+    fn byte(&self, space: Space, a: u64) -> Option<u8> {
+        for (base, b, user) in &self.regions {
+            if (space == Space::User) != *user {
+                continue;
+            }
+            if a >= *base && a < base + b.len() as u64 {
+                return Some(b[(a - base) as usize]);
+            }
+        }
+        None
+    }
+}
+
+impl Memory for FakeMem {
+    fn read(&self, space: Space, addr: u64, dst: &mut [u8]) -> Result<(), Fault> {
+        for (i, d) in dst.iter_mut().enumerate() {
+            *d = self.byte(space, addr.wrapping_add(i as u64)).ok_or(Fault)?;
+        }
+        Ok(())
+    }
+    fn read_str(&self, space: Space, addr: u64, dst: &mut [u8]) -> Result<usize, Fault> {
+        let n = dst.len();
+        for (i, d) in dst.iter_mut().enumerate() {
+            let c = self.byte(space, addr.wrapping_add(i as u64)).ok_or(Fault)?;
+            *d = c;
+            if c == 0 {
+                return Ok(i + 1);
+            }
+        }
+        dst[n - 1] = 0;
+        Ok(n)
+    }
+    fn comm(&self) -> [u8; 16] {
+        self.comm
+    }
+    fn symbol(&self, addr: u64, dst: &mut [u8]) -> usize {
+        let s = format!("sym_{addr:x}+0x0/0x10");
+        let n = s.len().min(dst.len());
+        dst[..n].copy_from_slice(&s.as_bytes()[..n]);
+        n
+    }
+}
+
+pub struct FakeSyms;
+
+impl Symbolizer for FakeSyms {
+    fn write_symbol(
+        &mut self,
+        w: &mut dyn core::fmt::Write,
+        addr: u64,
+        with_offset: bool,
+    ) -> core::fmt::Result {
+        let name = match addr {
+            0xffff_ffff_8100_1000 => "vfs_read",
+            0xffff_ffff_8100_2000 => "ksys_read",
+            0xffff_ffff_8100_3000 => "__queue_work",
+            0xffff_ffff_8100_4000 => "queue_work_on",
+            0xffff_ffff_8100_5000 => "flush_to_ldisc",
+            _ => return write!(w, "0x{addr:x}"),
+        };
+        if with_offset {
+            write!(w, "{name}+0x0/0x100")
+        } else {
+            w.write_str(name)
+        }
+    }
+}

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Golden tests: every error case of the kernel's ftracetest syntax suites
+//! (kprobe_syntax_errors.tc, fprobe_syntax_errors.tc,
+//! tprobe_syntax_errors.tc) with the caret position `^` the kernel's
+//! error_log shows, plus the argument syntax cases of kprobe_args_syntax.tc.
+
+mod common;
+use common::*;
+use dynprobe_lang::ErrorCode::*;
+use dynprobe_lang::*;
+
+fn check(control: Control, case: &str, code: ErrorCode) {
+    let pos = case.rfind('^').unwrap();
+    let cmd: String = case.chars().filter(|&c| c != '^').collect();
+    let e = err_of(control, &cmd);
+    let mut shown = String::new();
+    write_command(&e, cmd.as_bytes(), &mut shown).unwrap();
+    assert_eq!(shown, cmd, "command text for {case:?}");
+    assert!(e.logged, "{case:?} not logged: {e:?}");
+    assert_eq!((e.column, e.code), (pos, code), "{case:?}: {e:?}");
+}
+
+fn k(case: &str, code: ErrorCode) {
+    check(Control::KprobeEvents, case, code);
+    // The same line in dynamic_events behaves the same.
+    check(Control::DynamicEvents, case, code);
+}
+
+fn f(case: &str, code: ErrorCode) {
+    check(Control::DynamicEvents, case, code);
+    let e = err_of(Control::DynamicEvents, &case.replace('^', ""));
+    assert_eq!(e.subsystem.name(), "trace_fprobe");
+}
+
+const LONG65: &str = "12345678901234567890123456789012345678901234567890123456789012345";
+
+#[test]
+fn kprobe_syntax_errors() {
+    k("p^100 vfs_read", BadMaxactType);
+    k("r^1a111 vfs_read", BadMaxact);
+    k("r^100000 vfs_read", MaxactTooBig);
+    k("p ^non_exist_func", BadProbeAddr);
+    k("p ^hoge-fuga", BadProbeAddr);
+    k("p ^hoge+1000-1000", BadProbeAddr);
+    k("r ^vfs_read+10", BadRetprobe);
+    k("p:^/bar vfs_read", NoGroupName);
+    k(&format!("p:^{LONG65}/bar vfs_read"), GroupTooLong);
+    k("p:^foo.1/bar vfs_read", BadGroupName);
+    k("p:^ vfs_read", NoEventName);
+    k(&format!("p:foo/^{LONG65} vfs_read"), EventTooLong);
+    k("p:foo/^bar.1 vfs_read", BadEventName);
+    k("p vfs_read ^$retval", RetvalOnProbe);
+    k("p vfs_read ^$stack10000", BadStackNum);
+    // With BTF for vfs_read the kernel expands $argN first (NO_BTFARG).
+    k("p vfs_read ^$arg10000", NoBtfarg);
+    k("p vfs_read ^$none_var", BadVar);
+    k("p vfs_read ^%none_reg", BadRegName);
+    k("p vfs_read ^@12345678abcde", BadMemAddr);
+    k("p vfs_read ^@+10", FileOnKprobe);
+    k("p vfs_read arg1=\\^x", BadImm);
+    k("p vfs_read arg1=\\\"abcd^", ImmstrNoClose);
+    k("p vfs_read ^+0@0)", DerefNeedBrace);
+    k("p vfs_read ^+0ab1(@0)", BadDerefOffs);
+    k("p vfs_read +0(+0(@0^)", DerefOpenBrace);
+    k("p vfs_read +0(^$comm)", CommCantDeref);
+    k("p vfs_read ^&1", BadFetchArg);
+    k(
+        "p vfs_read +0(^+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(@0))))))))))))))",
+        TooManyOps,
+    );
+    k("p vfs_read +0(@11):u8[10^", ArrayNoClose);
+    k("p vfs_read +0(@11):u8[10]^a", BadArraySuffix);
+    k("p vfs_read +0(@11):u8[^10a]", BadArrayNum);
+    k("p vfs_read +0(@11):u8[^256]", ArrayTooBig);
+    k("p vfs_read @11:^unknown_type", BadType);
+    k("p vfs_read $stack0:^string", BadString);
+    k("p vfs_read @11:^b10@a/16", BadBitfield);
+    k(
+        "p vfs_read ^arg123456789012345678901234567890=@11",
+        ArgNameTooLong,
+    );
+    k("p vfs_read ^=@11", NoArgName);
+    k("p vfs_read ^var.1=@11", BadArgName);
+    k("p vfs_read var1=@11 ^var1=@12", UsedArgName);
+    k(
+        "p vfs_read ^+1234567(+1234567(+1234567(+1234567(+1234567(+1234567(@1234))))))",
+        ArgTooLong,
+    );
+    k("p vfs_read arg1=^", NoArgBody);
+    k("p vfs_read^%hoge", BadAddrSuffix);
+    k("p ^vfs_read+10%return", BadRetprobe);
+    // 7.2 reports BAD_VAR for these (BAD_VAR_ARGS is never emitted).
+    k("p vfs_read args=^$arg*", BadVar);
+    k("p vfs_read +0(^$arg*)", BadVar);
+    k("p vfs_read $arg* ^$arg*", DoubleArgs);
+    k("p vfs_read+20 ^$arg*", NofentryArgs);
+    k("p vfs_read ^hoge", NoBtfarg);
+    k("p kfree ^$arg10", NoBtfarg);
+    k("r kfree ^$retval", NoRetval);
+}
+
+#[test]
+fn fprobe_syntax_errors() {
+    f("f^100 vfs_read", BadMaxact);
+    f("f ^non_exist_func", BadProbeAddr);
+    f("f ^vfs_read+10", BadProbeAddr);
+    f("f:^/bar vfs_read", NoGroupName);
+    f(&format!("f:^{LONG65}/bar vfs_read"), GroupTooLong);
+    f("f:^foo.1/bar vfs_read", BadGroupName);
+    f("f:^ vfs_read", NoEventName);
+    f(&format!("f:foo/^{LONG65} vfs_read"), EventTooLong);
+    f("f:foo/^bar.1 vfs_read", BadEventName);
+    f("t kmem^/kfree", BadTpName);
+    f("f vfs_read ^$stack10000", BadStackNum);
+    f("f vfs_read ^$arg10000", NoBtfarg);
+    f("f vfs_read ^$none_var", BadVar);
+    f("f vfs_read ^%ax", BadVar);
+    f("f vfs_read ^@12345678abcde", BadMemAddr);
+    f("f vfs_read ^@+10", FileOnKprobe);
+    f("f vfs_read arg1=\\^x", BadImm);
+    f("f vfs_read arg1=\\\"abcd^", ImmstrNoClose);
+    f("f vfs_read ^+0@0)", DerefNeedBrace);
+    f("f vfs_read ^+0ab1(@0)", BadDerefOffs);
+    f("f vfs_read +0(+0(@0^)", DerefOpenBrace);
+    f("f vfs_read +0(^$comm)", CommCantDeref);
+    f("f vfs_read ^&1", BadFetchArg);
+    f(
+        "f vfs_read +0(^+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(@0))))))))))))))",
+        TooManyOps,
+    );
+    f("f vfs_read +0(@11):u8[10^", ArrayNoClose);
+    f("f vfs_read +0(@11):u8[10]^a", BadArraySuffix);
+    f("f vfs_read +0(@11):u8[^10a]", BadArrayNum);
+    f("f vfs_read +0(@11):u8[^256]", ArrayTooBig);
+    f("f vfs_read @11:^unknown_type", BadType);
+    f("f vfs_read $stack0:^string", BadString);
+    f("f vfs_read @11:^b10@a/16", BadBitfield);
+    f(
+        "f vfs_read ^arg123456789012345678901234567890=@11",
+        ArgNameTooLong,
+    );
+    f("f vfs_read ^=@11", NoArgName);
+    f("f vfs_read ^var.1=@11", BadArgName);
+    f("f vfs_read var1=@11 ^var1=@12", UsedArgName);
+    f(
+        "f vfs_read ^+1234567(+1234567(+1234567(+1234567(+1234567(+1234567(@1234))))))",
+        ArgTooLong,
+    );
+    f("f vfs_read arg1=^", NoArgBody);
+    f("f vfs_read^%hoge", BadAddrSuffix);
+    f("f vfs_read args=^$arg*", BadVar);
+    f("f vfs_read +0(^$arg*)", BadVar);
+    f("f vfs_read $arg* ^$arg*", DoubleArgs);
+    f("f vfs_read ^hoge", NoBtfarg);
+    f("f kfree ^$arg10", NoBtfarg);
+    f("f kfree%return ^$retval", NoRetval);
+    f("f vfs_read%return $retval->^foo", NoPtrStrct);
+    f("f vfs_read file->^foo", NoBtfField);
+    f("f vfs_read file^-.foo", BadHyphen);
+    f("f vfs_read ^file:string", BadType4str);
+}
+
+#[test]
+fn tprobe_syntax_errors() {
+    f("t^100 kfree", BadMaxact);
+    f("t:^/bar kfree", NoGroupName);
+    f(&format!("t:^{LONG65}/bar kfree"), GroupTooLong);
+    f("t:^foo.1/bar kfree", BadGroupName);
+    f("t:^ kfree", NoEventName);
+    f(&format!("t:foo/^{LONG65} kfree"), EventTooLong);
+    f("t:foo/^bar.1 kfree", BadEventName);
+    f("t kfree ^$retval", RetvalOnProbe);
+    f("t kfree ^$stack10000", BadStackNum);
+    f("t kfree ^$arg10000", BadArgNum);
+    f("t kfree ^$none_var", BadVar);
+    f("t kfree ^%rax", BadVar);
+    f("t kfree ^@12345678abcde", BadMemAddr);
+    f("t kfree ^@+10", FileOnKprobe);
+    f("t kfree arg1=\\^x", BadImm);
+    f("t kfree arg1=\\\"abcd^", ImmstrNoClose);
+    f("t kfree ^+0@0)", DerefNeedBrace);
+    f("t kfree ^+0ab1(@0)", BadDerefOffs);
+    f("t kfree +0(+0(@0^)", DerefOpenBrace);
+    f("t kfree +0(^$comm)", CommCantDeref);
+    f("t kfree ^&1", BadFetchArg);
+    f("t kfree +0(@11):u8[10^", ArrayNoClose);
+    f("t kfree +0(@11):u8[10]^a", BadArraySuffix);
+    f("t kfree +0(@11):u8[^10a]", BadArrayNum);
+    f("t kfree +0(@11):u8[^256]", ArrayTooBig);
+    f("t kfree @11:^unknown_type", BadType);
+    f("t kfree $stack0:^string", BadString);
+    f("t kfree @11:^b10@a/16", BadBitfield);
+    f(
+        "t kfree ^arg123456789012345678901234567890=@11",
+        ArgNameTooLong,
+    );
+    f("t kfree ^=@11", NoArgName);
+    f("t kfree ^var.1=@11", BadArgName);
+    f("t kfree var1=@11 ^var1=@12", UsedArgName);
+    f("t kfree arg1=^", NoArgBody);
+}
+
+fn good(line: &str) {
+    let _ = def_of(Control::KprobeEvents, &format!("p vfs_read {line}"));
+}
+
+fn bad(line: &str) {
+    let _ = err_of(Control::KprobeEvents, &format!("p vfs_read {line}"));
+}
+
+#[test]
+fn kprobe_args_syntax() {
+    good("%ax");
+    bad("%ex");
+    good("@_sdata");
+    good("@0xffffffff82000000");
+    good("@_sdata+10");
+    good("@_sdata-10");
+    bad("@");
+    bad("@deaqswdefr");
+    bad("@_sdata*10");
+    good("$stack");
+    good("$stack0");
+    good("$stack1");
+    bad("$stackp");
+    bad("$stack0+10");
+    bad("$stack1-10");
+    let _ = def_of(Control::KprobeEvents, "r vfs_read $retval");
+    bad("$retval");
+    good("$comm");
+    good("+0(%ax)");
+    good("-0(%ax)");
+    good("+10($stack)");
+    good("+0($stack1)");
+    good("+10(@_sdata-10)");
+    good("+0(+10(+20($stack)))");
+    bad("+(%ax)");
+    bad("(%ax+10)");
+    bad("-(%ax)");
+    bad("(%ax)");
+    bad("+10($comm)");
+    good("varname=%ax");
+    good("%ax:x16");
+    bad("%ax::x16");
+    bad("%ax:y16");
+    bad("x16:%ax");
+    good("$comm:string");
+    good("+0($stack):string");
+    bad("$comm:x64");
+    bad("$stack:string");
+    bad("%ax:string");
+}
+
+#[test]
+fn misc_errors() {
+    // Not a kprobe line in kprobe_events: EINVAL without error_log entry.
+    let e = err_of(Control::KprobeEvents, "f vfs_read");
+    assert!(!e.logged);
+    // In dynamic_events: the dynevent "No matching dynamic event type".
+    let e = err_of(Control::DynamicEvents, "x vfs_read");
+    assert_eq!(
+        (e.code, e.subsystem, e.logged),
+        (NoMatchingType, Subsystem::Dynevent, true)
+    );
+    // A uprobe-looking place is not ours.
+    let e = err_of(Control::DynamicEvents, "p /bin/sh:0x10");
+    assert_eq!(e.code, NoMatchingType);
+    // Non-unique symbol.
+    let e = err_of(Control::KprobeEvents, "p dup_sym");
+    assert_eq!((e.code, e.column), (NonUniqSymbol, 2));
+    // Too many arguments (index 2).
+    let mut line = String::from("p vfs_read");
+    for i in 0..129 {
+        line += &format!(" a{i}=%ax");
+    }
+    let e = err_of(Control::KprobeEvents, &line);
+    assert_eq!((e.code, e.column, e.errno), (TooManyArgs, 11, errno::E2BIG));
+    // Record too big: 48 x u64[8] = 3072 bytes is the limit.
+    let mut line = String::from("p vfs_read");
+    for i in 0..48 {
+        line += &format!(" a{i}=+0(%ax):u64[8]");
+    }
+    let _ = def_of(Control::KprobeEvents, &line);
+    line += " z=%ax:u8";
+    assert_eq!(err_of(Control::KprobeEvents, &line).code, EventTooBig);
+    // Unknown @SYM fails at registration, reported at the probe place.
+    let e = err_of(Control::KprobeEvents, "p vfs_read @nosuchsym");
+    assert_eq!((e.code, e.column), (BadProbeAddr, 2));
+    // Comments and blank lines.
+    let mut d = Box::new(Definition::new());
+    for l in ["", "   ", "# comment", "  # p vfs_read"] {
+        assert_eq!(
+            parse(Control::DynamicEvents, l.as_bytes(), &FakeKernel, &mut d),
+            Ok(Command::Nothing)
+        );
+    }
+    // Comment after a definition is ignored.
+    let d = def_of(Control::KprobeEvents, "p:foo vfs_read %di # trailing");
+    assert_eq!(d.args().len(), 1);
+    // Every error has a message.
+    assert_eq!(BadType.message(), "Unknown type is specified");
+    assert_eq!(ImmstrNoClose.message(), "String is not closed with '\"'");
+    assert_eq!(EventTooBig as u8, 80);
+    assert_eq!(TypecastNotEvent as u8, 81);
+}
+
+#[test]
+fn removal_commands() {
+    let mut d = Box::new(Definition::new());
+    let c = parse(Control::KprobeEvents, b"-:myevent", &FakeKernel, &mut d).unwrap();
+    assert_eq!(
+        c,
+        Command::Remove {
+            group: None,
+            event: "myevent",
+            args: b"",
+            kprobes_only: true
+        }
+    );
+    let c = parse(Control::DynamicEvents, b"-:grp/", &FakeKernel, &mut d).unwrap();
+    assert!(matches!(
+        c,
+        Command::Remove {
+            group: Some("grp"),
+            event: "",
+            ..
+        }
+    ));
+    let c = parse(
+        Control::DynamicEvents,
+        b"!p:kprobes/ev vfs_read",
+        &FakeKernel,
+        &mut d,
+    )
+    .unwrap();
+    let args = match c {
+        Command::Remove {
+            group: Some("kprobes"),
+            event: "ev",
+            args,
+            ..
+        } => args,
+        other => panic!("{other:?}"),
+    };
+    let def = def_of(Control::KprobeEvents, "p:kprobes/ev vfs_read a=%di:u32");
+    assert!(def.matches_removal(Some("kprobes"), "ev", args));
+    assert!(def.matches_removal(None, "ev", b" vfs_read a=%di:u32"));
+    assert!(!def.matches_removal(None, "ev", b"vfs_read a=%di"));
+    assert!(!def.matches_removal(None, "ev", b"vfs_write"));
+    assert!(!def.matches_removal(Some("other"), "ev", b""));
+    assert!(def.matches_removal(Some("kprobes"), "", b""));
+    let def = def_of(Control::KprobeEvents, "p:ev vfs_read+4");
+    assert!(def.matches_removal(None, "ev", b"vfs_read+4"));
+    // "-" must be followed by ':'; "-:" alone names nothing.
+    assert!(parse(Control::KprobeEvents, b"-foo", &FakeKernel, &mut d).is_err());
+    assert!(parse(Control::KprobeEvents, b"-:", &FakeKernel, &mut d).is_err());
+    // '!' is not a removal in kprobe_events.
+    assert!(parse(
+        Control::KprobeEvents,
+        b"!p:ev vfs_read",
+        &FakeKernel,
+        &mut d
+    )
+    .is_err());
+}
