@@ -88,6 +88,23 @@ impl<'a> P<'a> {
     }
 }
 
+impl P<'_> {
+    /// A kernel address (`0x...`, unsigned 64-bit).
+    fn address(&mut self) -> Result<u64, ParseError> {
+        self.ws();
+        let st = self.i;
+        while self.i < self.s.len() && is_alnum(at(self.s, self.i)) {
+            self.i += 1;
+        }
+        let t = fixed::mid(self.s, st, self.i);
+        let hex = t.len() > 2 && at(t, 0) == b'0' && at(t, 1).eq_ignore_ascii_case(&b'x');
+        match fixed::kstrtoull(t, 0) {
+            Some(v) if hex => Ok(v),
+            _ => Err(fe_err(ErrorCode::BadMemAddr, st)),
+        }
+    }
+}
+
 fn atom(w: &[u8]) -> Option<FetchType> {
     use FetchType::*;
     Some(match w {
@@ -500,17 +517,12 @@ pub(crate) fn parse<'l, R: Resolver>(
                     let _ = piece.push(" ");
                     if is_digit(c0) {
                         // TYPE ADDR
-                        let (_, addr) = p.number()?;
-                        if !(fixed::mid(line, nst, nst + 2) == b"0x"
-                            || fixed::mid(line, nst, nst + 2) == b"0X")
-                        {
-                            return Err(fe_err(ErrorCode::BadMemAddr, nst));
-                        }
+                        let addr = p.address()?;
                         let mut nm: Str<32> = Str::new();
-                        let _ = write!(nm, "addr_{:x}", addr as u64);
-                        let _ = write!(text, "0x{:x}", addr as u64);
-                        let _ = write!(piece, "0x{:x}", addr as u64);
-                        let prog = compile(Load::Imm(addr as u64), ty, &[], nst)?;
+                        let _ = write!(nm, "addr_{:x}", addr);
+                        let _ = write!(text, "0x{:x}", addr);
+                        let _ = write!(piece, "0x{:x}", addr);
+                        let prog = compile(Load::Imm(addr), ty, &[], nst)?;
                         b.add(nm.as_bytes(), nst, ty, prog, piece.as_str())?;
                     } else {
                         let (nst, name) = p.word();
@@ -526,15 +538,10 @@ pub(crate) fn parse<'l, R: Resolver>(
                             p.i += 1;
                             p.ws();
                             let ast = p.i;
-                            let (_, addr) = p.number()?;
-                            if !(fixed::mid(line, ast, ast + 2) == b"0x"
-                                || fixed::mid(line, ast, ast + 2) == b"0X")
-                            {
-                                return Err(fe_err(ErrorCode::BadMemAddr, ast));
-                            }
-                            let _ = write!(text, "=0x{:x}", addr as u64);
-                            let _ = write!(piece, "=0x{:x}", addr as u64);
-                            let prog = compile(Load::Imm(addr as u64), ty, &[], ast)?;
+                            let addr = p.address()?;
+                            let _ = write!(text, "=0x{:x}", addr);
+                            let _ = write!(piece, "=0x{:x}", addr);
+                            let prog = compile(Load::Imm(addr), ty, &[], ast)?;
                             b.add(name, nst, ty, prog, piece.as_str())?;
                         } else {
                             let mut inds = [(0usize, Ind::Off(0)); 32];

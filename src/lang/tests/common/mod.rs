@@ -20,6 +20,8 @@ const FUNCS: &[&str] = &[
     "link_path_walk",
     "do_IRQ",
     "queue_work_on",
+    "SyS_openat",
+    "__vfs_read",
 ];
 
 impl Resolver for FakeKernel {
