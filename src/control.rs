@@ -64,7 +64,7 @@ fn render(file: dynprobe_file, _registry: &Registry) -> Result<Snapshot> {
 ///
 /// `text`, `data` and `len` must be valid for writes.
 #[no_mangle]
-pub unsafe extern "C" fn dynprobe_rs_open(
+pub(crate) unsafe extern "C" fn dynprobe_rs_open(
     file: dynprobe_file,
     truncate: bool,
     read: bool,
@@ -102,7 +102,7 @@ pub unsafe extern "C" fn dynprobe_rs_open(
 ///
 /// `text` must come from `dynprobe_rs_open` and not have been released.
 #[no_mangle]
-pub unsafe extern "C" fn dynprobe_rs_release(text: *mut dynprobe_text) {
+pub(crate) unsafe extern "C" fn dynprobe_rs_release(text: *mut dynprobe_text) {
     // SAFETY: per the contract, `text` is a `KBox<Snapshot>` turned into a
     // raw pointer by `dynprobe_rs_open`, released once.
     drop(unsafe { KBox::from_raw(text.cast::<Snapshot>()) });
@@ -114,7 +114,7 @@ pub unsafe extern "C" fn dynprobe_rs_release(text: *mut dynprobe_text) {
 ///
 /// `line` must point to `len` readable bytes followed by a NUL byte.
 #[no_mangle]
-pub unsafe extern "C" fn dynprobe_rs_command(
+pub(crate) unsafe extern "C" fn dynprobe_rs_command(
     file: dynprobe_file,
     line: *const u8,
     len: usize,
@@ -141,5 +141,6 @@ pub unsafe extern "C" fn dynprobe_rs_command(
     let _registry = REGISTRY.lock();
     let _ = subsystem;
     pr_warn!("definitions are not implemented yet\n");
-    EOPNOTSUPP.to_errno()
+    // EOPNOTSUPP: the kernel crate only names the internal ENOTSUPP.
+    -95
 }

@@ -9,7 +9,6 @@
  */
 #include <linux/kprobes.h>
 #include <linux/module.h>
-#include <asm/ibt.h>
 #include "dynprobe/resolved.h"
 #include "dynprobe/shim.h"
 
@@ -43,16 +42,27 @@ static const struct resolved_symbol resolved_symbols[] = {
  * functions whose address it never takes; calling such a function through
  * a pointer would fault, so refuse it instead.
  */
+/*
+ * ENDBR64 (f3 0f 1e fa), compared under a mask so that this file's code
+ * never contains the instruction's bytes itself.
+ */
+#define ENDBR64_MASKED (0xfa1e0ff3U ^ 0x01010101U)
+
+static bool is_endbr64(u32 insn)
+{
+	return (insn ^ 0x01010101U) == ENDBR64_MASKED;
+}
+
 static unsigned long callable_address(const char *name, unsigned long addr)
 {
 #ifdef CONFIG_X86_KERNEL_IBT
 	u32 insn;
 
-	if (!copy_from_kernel_nofault(&insn, (void *)(addr - ENDBR_INSN_SIZE),
-				      sizeof(insn)) && is_endbr(&insn))
-		return addr - ENDBR_INSN_SIZE;
+	if (!copy_from_kernel_nofault(&insn, (void *)(addr - sizeof(insn)),
+				      sizeof(insn)) && is_endbr64(insn))
+		return addr - sizeof(insn);
 	if (!copy_from_kernel_nofault(&insn, (void *)addr, sizeof(insn)) &&
-	    is_endbr(&insn))
+	    is_endbr64(insn))
 		return addr;
 	if (cpu_feature_enabled(X86_FEATURE_IBT)) {
 		pr_err("%s has no ENDBR (sealed by IBT): cannot call it\n",

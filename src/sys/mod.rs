@@ -4,17 +4,8 @@
 //! declarations of include/dynprobe/shim.h and safe wrappers around them.
 
 use kernel::error::{to_result, Result};
+use kernel::str::CStrExt;
 
-#[allow(
-    dead_code,
-    non_camel_case_types,
-    non_upper_case_globals,
-    non_snake_case,
-    missing_docs,
-    unreachable_pub,
-    clippy::all
-)]
-#[path = "generated.rs"]
 pub(crate) mod bindings;
 
 pub(crate) use bindings::{dynprobe_file, dynprobe_text};
@@ -45,6 +36,7 @@ pub(crate) fn tracefs_exit() {
 /// Error subsystems, named as the kernel's own probe events name theirs in
 /// error_log.
 #[derive(Clone, Copy)]
+#[allow(dead_code)] // fprobe events come with dynamic_events
 pub(crate) enum ErrorSubsystem {
     Kprobe,
     Fprobe,
