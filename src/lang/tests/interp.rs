@@ -124,12 +124,12 @@ fn truncation_and_small_buffers() {
 #[test]
 fn return_probes_and_entry_data() {
     let d = def_of(Control::DynamicEvents, "f vfs_read%return $retval count");
-    let mut regs = FakeRegs {
+    let regs = FakeRegs {
         ret: (-14i64) as u64,
         edata: vec![4096],
+        args: vec![1, 2, 3],
         ..Default::default()
     };
-    regs.args = vec![1, 2, 3];
     let mem = FakeMem::default();
     let ips = HeaderIps {
         first: 0xffff_ffff_8100_1000,
@@ -167,15 +167,17 @@ fn function_event_record() {
         Control::FunctionEvents,
         "__queue_work(int cpu, x64 wq, symbol func[3], string name, char[8] tag, x8[3] b+1)",
     );
-    let mut regs = FakeRegs::default();
-    regs.args = vec![
-        128,
-        0xffff_8801_1a01_0e00,
-        KBASE,
-        UBASE,
-        KBASE + 0x40,
-        KBASE + 0x60,
-    ];
+    let regs = FakeRegs {
+        args: vec![
+            128,
+            0xffff_8801_1a01_0e00,
+            KBASE,
+            UBASE,
+            KBASE + 0x40,
+            KBASE + 0x60,
+        ],
+        ..Default::default()
+    };
     let mut mem = FakeMem::default();
     mem.add_u64(KBASE + 24, 0xffff_ffff_8100_5000);
     mem.add(UBASE, b"kworker\0");
