@@ -8,7 +8,11 @@
 use kernel::prelude::*;
 
 mod control;
+mod event;
+mod fetch;
+pub mod lang;
 mod readme;
+mod resolve;
 mod sys;
 
 module! {
@@ -25,7 +29,11 @@ impl kernel::Module for Dynprobe {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         sys::resolve_symbols()?;
         control::init();
-        sys::tracefs_init()?;
+        sys::events_init()?;
+        if let Err(e) = sys::tracefs_init() {
+            sys::events_exit();
+            return Err(e);
+        }
         pr_info!("ready: tracefs dynprobe/\n");
         Ok(Dynprobe)
     }
@@ -36,5 +44,6 @@ impl Drop for Dynprobe {
         // The files go first so that no new open() can reach the core.
         sys::tracefs_exit();
         control::exit();
+        sys::events_exit();
     }
 }

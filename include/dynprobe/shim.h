@@ -46,4 +46,65 @@ int dynprobe_rs_open(enum dynprobe_file file, bool truncate, bool read,
 void dynprobe_rs_release(struct dynprobe_text *text);
 int dynprobe_rs_command(enum dynprobe_file file, const u8 *line, size_t len);
 
+/* Events and their probes (src/shim/event.c). */
+struct dynprobe_event;
+struct trace_event_call;
+struct trace_seq;
+struct pt_regs;
+
+/* Largest record (trace entry included) an event writes. */
+#define DYNPROBE_RECORD_MAX 4096
+
+enum dynprobe_probe_kind {
+	DYNPROBE_KPROBE,
+	DYNPROBE_KRETPROBE,
+};
+
+/* Where a probe goes: @symbol + @offset, or @addr when @symbol is NULL. */
+struct dynprobe_place {
+	enum dynprobe_probe_kind kind;
+	const char *symbol;
+	unsigned long addr;
+	unsigned long offset;
+	int maxactive;
+	/* Bytes a return probe saves at function entry for entry arguments. */
+	unsigned int entry_data_size;
+};
+
+int dynprobe_events_init(void);
+void dynprobe_events_exit(void);
+/* @def is the Rust definition passed back in the dynprobe_rs_* callbacks. */
+struct dynprobe_event *dynprobe_event_create(const char *group,
+					     const char *name,
+					     const char *print_fmt,
+					     const struct dynprobe_place *place,
+					     const void *def, int *err);
+/* -EBUSY (nothing changed) while the event is enabled or referenced. */
+int dynprobe_event_destroy(struct dynprobe_event *ev);
+bool dynprobe_event_busy(struct dynprobe_event *ev);
+void dynprobe_event_counts(struct dynprobe_event *ev, u64 *hits, u64 *misses);
+int dynprobe_define_field(struct trace_event_call *call, const char *type,
+			  const char *name, int offset, int size,
+			  bool is_signed);
+void dynprobe_seq_write(struct trace_seq *s, const u8 *data, size_t len);
+
+/* Fault-tolerant reads and register access for the fetchers (src/shim/fetch.c). */
+int dynprobe_read_kernel(void *dst, unsigned long addr, size_t len);
+int dynprobe_read_user(void *dst, unsigned long addr, size_t len);
+void dynprobe_current_comm(u8 *dst, size_t len);
+size_t dynprobe_sprint_symbol(u8 *buf, size_t len, unsigned long addr,
+			      bool with_offset);
+unsigned long dynprobe_regs_arg(struct pt_regs *regs, unsigned int n);
+unsigned long dynprobe_regs_stack_nth(struct pt_regs *regs, unsigned int n);
+
+/* Implemented in Rust, called from the probe handlers and event callbacks. */
+size_t dynprobe_rs_record(const void *def, struct pt_regs *regs,
+			  const unsigned long *entry_data, u8 *buf, size_t cap,
+			  unsigned long ip1, unsigned long ip2);
+void dynprobe_rs_store_entry(const void *def, struct pt_regs *regs,
+			     unsigned long *entry_data);
+int dynprobe_rs_define_fields(const void *def, struct trace_event_call *call);
+void dynprobe_rs_print(const void *def, struct trace_seq *s, const u8 *entry,
+		       size_t len);
+
 #endif /* DYNPROBE_SHIM_H */

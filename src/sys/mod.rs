@@ -18,6 +18,18 @@ pub(crate) fn resolve_symbols() -> Result {
     to_result(unsafe { bindings::dynprobe_resolve_symbols() })
 }
 
+/// Allocates what probe handlers share (per-CPU scratch buffers).
+pub(crate) fn events_init() -> Result {
+    // SAFETY: called once from module init.
+    to_result(unsafe { bindings::dynprobe_events_init() })
+}
+
+/// Frees what `events_init` allocated, once no event is left.
+pub(crate) fn events_exit() {
+    // SAFETY: called from module exit after every event is gone.
+    unsafe { bindings::dynprobe_events_exit() }
+}
+
 /// Creates tracefs `dynprobe/` and its files.
 pub(crate) fn tracefs_init() -> Result {
     // SAFETY: symbols are resolved (init order in the module) and the
@@ -36,7 +48,6 @@ pub(crate) fn tracefs_exit() {
 /// Error subsystems, named as the kernel's own probe events name theirs in
 /// error_log.
 #[derive(Clone, Copy)]
-#[allow(dead_code)] // fprobe events come with dynamic_events
 pub(crate) enum ErrorSubsystem {
     Kprobe,
     Fprobe,
@@ -58,7 +69,6 @@ impl ErrorSubsystem {
 /// Writes an entry into the kernel's error_log: `cmd` as the command line,
 /// the message of the kernel's probe error `err_type`, the caret at `pos`.
 /// `cmd` must end with a NUL byte; an entry without one is dropped.
-#[allow(dead_code)] // used once definitions are parsed
 pub(crate) fn log_error(subsystem: ErrorSubsystem, cmd: &[u8], err_type: u8, pos: u16) {
     if cmd.last() != Some(&0) {
         return;

@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One dynprobe event: its compiled definition and the kernel objects
+//! (trace event and probe, src/shim/event.c) built from it, plus the
+//! callbacks through which the C side asks the definition for fields,
+//! records and trace text.
+
+use core::ffi::c_void;
+use core::fmt::{self, Write};
+use core::mem::ManuallyDrop;
+use core::ptr::NonNull;
+
+use kernel::alloc::KVBox;
+use kernel::prelude::*;
+
+use crate::fetch::{KernelMemory, KernelRegs};
+use crate::lang::{Definition, HeaderIps, ProbeKind, Symbolizer};
+use crate::sys::bindings as b;
+
+/// An empty definition to copy from: a `Definition` is tens of KiB, too
+/// big to build on a kernel stack.
+static EMPTY_DEFINITION: Definition = Definition::new();
+
+/// Allocates an empty definition directly on the heap.
+pub(crate) fn new_definition() -> Result<KVBox<Definition>> {
+    let mut boxed = KVBox::<Definition>::new_uninit(GFP_KERNEL)?;
+    // SAFETY: `Definition` is plain data (no pointers, no `Drop`), so a
+    // bitwise copy of a valid one is a valid one; the destination is a
+    // fresh allocation of the right size and alignment.
+    unsafe {
+        core::ptr::copy_nonoverlapping(&EMPTY_DEFINITION, boxed.as_mut_ptr(), 1);
+        Ok(boxed.assume_init())
+    }
+}
+
+/// What the C side keeps a pointer to: the definition, and the text of its
+/// format fields (the tracing core keeps pointers to type and name, so
+/// they live as long as the event).
+pub(crate) struct EventData {
+    def: KVBox<Definition>,
+    /// `type\0name\0` for each field, in `Definition::fields()` order.
+    field_text: KVec<u8>,
+}
+
+/// A live event: definition plus trace event and probe.
+pub(crate) struct Event {
+    /// Freed only after the C event (which points to it) is gone.
+    data: ManuallyDrop<KBox<EventData>>,
+    handle: NonNull<b::dynprobe_event>,
+    /// The C event exists.
+    live: bool,
+}
+
+// SAFETY: the C event is only changed under the registry lock or by the
+// tracing core's own locking; the handle is a plain owner pointer.
+unsafe impl Send for Event {}
+
+/// Writes into a fixed buffer, then yields a NUL-terminated C string.
+struct CText<const N: usize> {
+    buf: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> CText<N> {
+    fn new() -> Self {
+        CText { buf: [0; N], len: 0 }
+    }
+
+    /// The text with its NUL, or `None` if it did not fit.
+    fn as_c(&mut self) -> Option<*const u8> {
+        *self.buf.get_mut(self.len)? = 0;
+        Some(self.buf.as_ptr())
+    }
+}
+
+impl<const N: usize> Write for CText<N> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len.checked_add(s.len()).ok_or(fmt::Error)?;
+        self.buf
+            .get_mut(self.len..end)
+            .ok_or(fmt::Error)?
+            .copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Appends to a kernel vector (failing on allocation failure).
+pub(crate) struct VecWriter<'a>(pub(crate) &'a mut KVec<u8>);
+
+impl Write for VecWriter<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0
+            .extend_from_slice(s.as_bytes(), GFP_KERNEL)
+            .map_err(|_| fmt::Error)
+    }
+}
+
+impl Event {
+    /// Creates the trace event and its (disabled) probe for `def`.
+    pub(crate) fn create(def: KVBox<Definition>) -> Result<Self> {
+        let mut field_text = KVec::new();
+        for field in def.fields() {
+            let mut w = VecWriter(&mut field_text);
+            field.write_type(&mut w).map_err(|_| ENOMEM)?;
+            w.0.push(0, GFP_KERNEL)?;
+            w.0.extend_from_slice(field.name.as_bytes(), GFP_KERNEL)?;
+            w.0.push(0, GFP_KERNEL)?;
+        }
+        let data = KBox::new(EventData { def, field_text }, GFP_KERNEL)?;
+        let def = &*data.def;
+
+        let mut print_fmt = KVec::new();
+        def.print_fmt(&mut VecWriter(&mut print_fmt))
+            .map_err(|_| ENOMEM)?;
+        print_fmt.push(0, GFP_KERNEL)?;
+        let mut group = CText::<80>::new();
+        let mut name = CText::<80>::new();
+        let mut symbol = CText::<600>::new();
+        group.write_str(def.group()).map_err(|_| EINVAL)?;
+        name.write_str(def.event()).map_err(|_| EINVAL)?;
+        let place = b::dynprobe_place {
+            kind: match def.kind() {
+                ProbeKind::Kprobe => b::dynprobe_probe_kind_DYNPROBE_KPROBE,
+                ProbeKind::Kretprobe => b::dynprobe_probe_kind_DYNPROBE_KRETPROBE,
+                _ => return Err(eopnotsupp()),
+            },
+            symbol: match def.full_symbol() {
+                Some(s) => {
+                    symbol.write_str(s).map_err(|_| EINVAL)?;
+                    symbol.as_c().ok_or(EINVAL)?
+                }
+                None => core::ptr::null(),
+            },
+            addr: def.address().unwrap_or(0) as usize,
+            offset: def.offset() as usize,
+            maxactive: def.maxactive() as i32,
+            entry_data_size: (def.entry_args().len() * core::mem::size_of::<u64>()) as u32,
+        };
+        let mut err = 0;
+        // SAFETY: all strings are NUL-terminated and live across the call
+        // (the C side copies them); `data` is a stable heap address that
+        // outlives the C event, which `Drop` destroys first.
+        let handle = unsafe {
+            b::dynprobe_event_create(
+                group.as_c().ok_or(EINVAL)?,
+                name.as_c().ok_or(EINVAL)?,
+                print_fmt.as_ptr(),
+                &place,
+                (&*data as *const EventData).cast(),
+                &mut err,
+            )
+        };
+        match NonNull::new(handle) {
+            Some(handle) => Ok(Event {
+                data: ManuallyDrop::new(data),
+                handle,
+                live: true,
+            }),
+            None => Err(Error::from_errno(err)),
+        }
+    }
+
+    /// The compiled definition.
+    pub(crate) fn def(&self) -> &Definition {
+        &self.data.def
+    }
+
+    /// Enabled somewhere, or referenced (perf, open event files, hist).
+    pub(crate) fn busy(&self) -> bool {
+        // SAFETY: `handle` is a live event owned by `self`.
+        unsafe { b::dynprobe_event_busy(self.handle.as_ptr()) }
+    }
+
+    /// Hits and misses, for kprobe_profile.
+    pub(crate) fn counts(&self) -> (u64, u64) {
+        let (mut hits, mut misses) = (0u64, 0u64);
+        // SAFETY: `handle` is live; the out pointers are valid.
+        unsafe { b::dynprobe_event_counts(self.handle.as_ptr(), &mut hits, &mut misses) };
+        (hits, misses)
+    }
+
+    /// Removes the trace event and its probe. On error (`EBUSY`) nothing
+    /// changed and the event stays usable.
+    pub(crate) fn remove(&mut self) -> Result {
+        if !self.live {
+            return Ok(());
+        }
+        // SAFETY: `handle` is live and owned by `self`; after success it
+        // is never used again (`live` is cleared).
+        let ret = unsafe { b::dynprobe_event_destroy(self.handle.as_ptr()) };
+        if ret != 0 {
+            return Err(Error::from_errno(ret));
+        }
+        self.live = false;
+        Ok(())
+    }
+}
+
+/// `EOPNOTSUPP`, which the kernel crate does not name.
+pub(crate) fn eopnotsupp() -> Error {
+    Error::from_errno(-95)
+}
+
+impl Drop for Event {
+    /// Frees the definition once no probe handler or trace reader can see
+    /// it. An event that cannot be removed (still referenced at module
+    /// unload) is leaked rather than freed under its users.
+    fn drop(&mut self) {
+        if self.remove().is_err() {
+            pr_err!("event {} still referenced; leaking it\n", self.data.def.event());
+            return;
+        }
+        // SAFETY: dropped exactly once, here, after the C event is gone.
+        unsafe { ManuallyDrop::drop(&mut self.data) };
+    }
+}
+
+/// Safety-checked access to the `EventData` behind a C pointer.
+///
+/// # Safety
+///
+/// `data` must be the pointer given to `dynprobe_event_create` for a live
+/// event.
+unsafe fn event_data<'a>(data: *const c_void) -> &'a EventData {
+    // SAFETY: per the function's contract.
+    unsafe { &*data.cast::<EventData>() }
+}
+
+/// Fetches one record (called from the probe handlers).
+///
+/// # Safety
+///
+/// `def` is a live event's data, `regs` the hit's registers, `entry_data`
+/// null or the return probe's saved entry words, `buf` valid for `cap`
+/// bytes.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_record(
+    def: *const c_void,
+    regs: *mut b::pt_regs,
+    entry_data: *const kernel::ffi::c_ulong,
+    buf: *mut u8,
+    cap: usize,
+    ip1: kernel::ffi::c_ulong,
+    ip2: kernel::ffi::c_ulong,
+) -> usize {
+    // SAFETY: per the function's contract.
+    let data = unsafe { event_data(def) };
+    let def = &*data.def;
+    // SAFETY: per the function's contract.
+    let regs = unsafe { KernelRegs::new(regs, entry_data, def.entry_args().len()) };
+    // SAFETY: `buf` is valid for `cap` bytes and used by nothing else
+    // while the handler runs (per-CPU scratch buffer).
+    let out = unsafe { core::slice::from_raw_parts_mut(buf, cap) };
+    let ips = HeaderIps {
+        first: ip1 as u64,
+        second: ip2 as u64,
+    };
+    def.record(&regs, &KernelMemory, ips, out)
+}
+
+/// Saves a return probe's entry arguments (called at function entry).
+///
+/// # Safety
+///
+/// `def` is a live event's data, `regs` the hit's registers and
+/// `entry_data` valid for `entry_args().len()` words.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_store_entry(
+    def: *const c_void,
+    regs: *mut b::pt_regs,
+    entry_data: *mut kernel::ffi::c_ulong,
+) {
+    // SAFETY: per the function's contract.
+    let def = &*unsafe { event_data(def) }.def;
+    // SAFETY: per the function's contract.
+    let kregs = unsafe { KernelRegs::new(regs, core::ptr::null(), 0) };
+    for (slot, &param) in def.entry_args().iter().enumerate() {
+        use crate::lang::Regs;
+        // SAFETY: `slot` < entry_args().len(), the size of `entry_data`.
+        unsafe { *entry_data.add(slot) = kregs.arg(u32::from(param)) as usize };
+    }
+}
+
+/// Defines the event's fields for its `format` file and filters.
+///
+/// # Safety
+///
+/// `def` is a live event's data and `call` its trace event.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_define_fields(
+    def: *const c_void,
+    call: *mut b::trace_event_call,
+) -> kernel::ffi::c_int {
+    // SAFETY: per the function's contract.
+    let data = unsafe { event_data(def) };
+    let mut text = data.field_text.as_slice();
+    for field in data.def.fields() {
+        let type_len = text.iter().position(|&c| c == 0).unwrap_or(text.len());
+        let type_ptr = text.as_ptr();
+        text = text.get(type_len + 1..).unwrap_or(&[]);
+        let name_len = text.iter().position(|&c| c == 0).unwrap_or(text.len());
+        let name_ptr = text.as_ptr();
+        text = text.get(name_len + 1..).unwrap_or(&[]);
+        // SAFETY: both strings are NUL-terminated inside `field_text`,
+        // which lives as long as the event.
+        let ret = unsafe {
+            b::dynprobe_define_field(
+                call,
+                type_ptr,
+                name_ptr,
+                field.offset as i32,
+                field.size as i32,
+                field.signed,
+            )
+        };
+        if ret != 0 {
+            return ret;
+        }
+    }
+    0
+}
+
+/// `trace_seq` as a `fmt::Write` target.
+struct SeqWriter(*mut b::trace_seq);
+
+impl Write for SeqWriter {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        // SAFETY: the seq pointer is valid during the print callback.
+        unsafe { b::dynprobe_seq_write(self.0, s.as_ptr(), s.len()) };
+        Ok(())
+    }
+}
+
+/// `%pS`/`%ps` through `sprint_symbol`.
+struct KernelSymbols;
+
+impl Symbolizer for KernelSymbols {
+    fn write_symbol(&mut self, w: &mut dyn Write, addr: u64, with_offset: bool) -> fmt::Result {
+        let mut buf = [0u8; 600];
+        // SAFETY: `buf` is valid for its length.
+        let n = unsafe { b::dynprobe_sprint_symbol(buf.as_mut_ptr(), buf.len(), addr as usize, with_offset) };
+        let text = buf.get(..n).unwrap_or(&[]);
+        w.write_str(core::str::from_utf8(text).unwrap_or("?"))
+    }
+}
+
+/// Prints a record as `cat trace` shows it.
+///
+/// # Safety
+///
+/// `def` is a live event's data, `seq` the iterator's seq and `entry`
+/// valid for `len` bytes.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_print(
+    def: *const c_void,
+    seq: *mut b::trace_seq,
+    entry: *const u8,
+    len: usize,
+) {
+    // SAFETY: per the function's contract.
+    let data = unsafe { event_data(def) };
+    // SAFETY: per the function's contract.
+    let rec = unsafe { core::slice::from_raw_parts(entry, len) };
+    let mut w = SeqWriter(seq);
+    let _ = data.def.print_event(rec, &mut KernelSymbols, &mut w);
+    let _ = w.write_char('\n');
+}

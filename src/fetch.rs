@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The fetch interpreter's view of the kernel in a probe handler: the
+//! interrupted registers and fault-tolerant memory.
+
+use crate::lang::{Fault, Memory, Reg, Regs, Space};
+use crate::sys::bindings as b;
+
+/// Registers at a kprobe or kretprobe hit, plus the entry data a return
+/// probe saved at function entry.
+pub(crate) struct KernelRegs {
+    regs: *mut b::pt_regs,
+    entry_data: *const kernel::ffi::c_ulong,
+    entry_slots: usize,
+}
+
+/// Number of `unsigned long` slots of x86_64 `struct pt_regs` (r15 .. ss).
+const PT_REGS_SLOTS: usize = 21;
+
+impl KernelRegs {
+    /// # Safety
+    ///
+    /// `regs` must point to the `pt_regs` of the current probe hit and
+    /// `entry_data`, unless null, to `entry_slots` readable words; both
+    /// must stay valid while the value is used.
+    pub(crate) unsafe fn new(
+        regs: *mut b::pt_regs,
+        entry_data: *const kernel::ffi::c_ulong,
+        entry_slots: usize,
+    ) -> Self {
+        KernelRegs {
+            regs,
+            entry_data,
+            entry_slots,
+        }
+    }
+}
+
+impl Regs for KernelRegs {
+    fn reg(&self, r: Reg) -> u64 {
+        let slot = r as usize;
+        if slot >= PT_REGS_SLOTS {
+            return 0;
+        }
+        // SAFETY: x86_64 `struct pt_regs` is 21 consecutive unsigned longs
+        // in the order of `Reg`; `regs` is valid (constructor contract) and
+        // `slot` is in range.
+        unsafe { *self.regs.cast::<u64>().add(slot) }
+    }
+
+    fn stack_nth(&self, n: u32) -> u64 {
+        // SAFETY: `regs` is valid; the helper checks the stack bounds.
+        unsafe { b::dynprobe_regs_stack_nth(self.regs, n) as u64 }
+    }
+
+    fn stack_pointer(&self) -> u64 {
+        self.reg(Reg::Sp)
+    }
+
+    fn arg(&self, n: u32) -> u64 {
+        // SAFETY: `regs` is valid; stack arguments are bounds-checked.
+        unsafe { b::dynprobe_regs_arg(self.regs, n) as u64 }
+    }
+
+    fn return_value(&self) -> u64 {
+        self.reg(Reg::Ax)
+    }
+
+    fn entry_data(&self, slot: u32) -> u64 {
+        let slot = slot as usize;
+        if self.entry_data.is_null() || slot >= self.entry_slots {
+            return 0;
+        }
+        // SAFETY: `entry_data` holds `entry_slots` words (constructor
+        // contract) and `slot` is below that.
+        unsafe { *self.entry_data.add(slot) as u64 }
+    }
+}
+
+/// Kernel and user memory through the `*_nofault` accessors: a bad
+/// address is a `Fault`, never an oops, and nothing sleeps.
+pub(crate) struct KernelMemory;
+
+const PAGE_SIZE: u64 = 4096;
+/// Bytes read per step of a string copy: short strings stay cheap.
+const STRING_STEP: usize = 128;
+
+impl KernelMemory {
+    fn read_raw(space: Space, addr: u64, dst: &mut [u8]) -> Result<(), Fault> {
+        // SAFETY: `dst` is valid for `dst.len()` bytes; the helpers only
+        // read `addr` through the fault-tolerant accessors.
+        let ret = unsafe {
+            match space {
+                Space::User => {
+                    b::dynprobe_read_user(dst.as_mut_ptr().cast(), addr as usize, dst.len())
+                }
+                _ => b::dynprobe_read_kernel(dst.as_mut_ptr().cast(), addr as usize, dst.len()),
+            }
+        };
+        if ret == 0 {
+            Ok(())
+        } else {
+            Err(Fault)
+        }
+    }
+}
+
+impl Memory for KernelMemory {
+    fn read(&self, space: Space, addr: u64, dst: &mut [u8]) -> Result<(), Fault> {
+        Self::read_raw(space, addr, dst)
+    }
+
+    /// Reads in small steps that never cross a page boundary (so nothing
+    /// past the page holding the NUL is touched), since the kernel's
+    /// nofault string copies are not exported.
+    fn read_str(&self, space: Space, addr: u64, dst: &mut [u8]) -> Result<usize, Fault> {
+        let cap = dst.len();
+        if cap == 0 {
+            return Err(Fault);
+        }
+        let mut done = 0usize;
+        while done < cap {
+            let at = addr.checked_add(done as u64).ok_or(Fault)?;
+            let to_page_end = (PAGE_SIZE - (at % PAGE_SIZE)) as usize;
+            let want = to_page_end.min(STRING_STEP).min(cap - done);
+            let chunk = dst.get_mut(done..done + want).ok_or(Fault)?;
+            Self::read_raw(space, at, chunk)?;
+            if let Some(nul) = chunk.iter().position(|&c| c == 0) {
+                return Ok(done + nul + 1);
+            }
+            done += want;
+        }
+        // Truncated: the last byte becomes the terminator.
+        if let Some(last) = dst.last_mut() {
+            *last = 0;
+        }
+        Ok(cap)
+    }
+
+    fn comm(&self) -> [u8; 16] {
+        let mut comm = [0u8; 16];
+        // SAFETY: `comm` is valid for 16 bytes.
+        unsafe { b::dynprobe_current_comm(comm.as_mut_ptr(), comm.len()) };
+        comm
+    }
+
+    fn symbol(&self, addr: u64, dst: &mut [u8]) -> usize {
+        // SAFETY: `dst` is valid for `dst.len()` bytes.
+        unsafe { b::dynprobe_sprint_symbol(dst.as_mut_ptr(), dst.len(), addr as usize, true) }
+    }
+}

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the fetch interpreter needs from the kernel in a probe handler:
+ * fault-tolerant memory reads, register arguments and stack slots (inline
+ * helpers in the kernel, so wrapped here), the current comm and symbol
+ * names. None of these sleep.
+ */
+#include <linux/kallsyms.h>
+#include <linux/kprobes.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/uaccess.h>
+#include "dynprobe/shim.h"
+
+int dynprobe_read_kernel(void *dst, unsigned long addr, size_t len)
+{
+	return copy_from_kernel_nofault(dst, (void *)addr, len) ? -EFAULT : 0;
+}
+NOKPROBE_SYMBOL(dynprobe_read_kernel);
+
+int dynprobe_read_user(void *dst, unsigned long addr, size_t len)
+{
+	return copy_from_user_nofault(dst, (void __user *)addr, len) ? -EFAULT : 0;
+}
+NOKPROBE_SYMBOL(dynprobe_read_user);
+
+void dynprobe_current_comm(u8 *dst, size_t len)
+{
+	strscpy_pad((char *)dst, current->comm, min_t(size_t, len, TASK_COMM_LEN));
+}
+NOKPROBE_SYMBOL(dynprobe_current_comm);
+
+size_t dynprobe_sprint_symbol(u8 *buf, size_t len, unsigned long addr,
+			      bool with_offset)
+{
+	char tmp[KSYM_SYMBOL_LEN];
+	size_t n;
+
+	if (with_offset)
+		sprint_symbol(tmp, addr);
+	else
+		sprint_symbol_no_offset(tmp, addr);
+	n = strnlen(tmp, sizeof(tmp));
+	n = min(n, len);
+	memcpy(buf, tmp, n);
+	return n;
+}
+
+unsigned long dynprobe_regs_arg(struct pt_regs *regs, unsigned int n)
+{
+	return regs_get_kernel_argument(regs, n);
+}
+NOKPROBE_SYMBOL(dynprobe_regs_arg);
+
+unsigned long dynprobe_regs_stack_nth(struct pt_regs *regs, unsigned int n)
+{
+	return regs_get_kernel_stack_nth(regs, n);
+}
+NOKPROBE_SYMBOL(dynprobe_regs_stack_nth);
