@@ -1,21 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Text of tracefs `dynprobe/README`: the syntax the control files accept.
+//!
+//! The probe-event part uses the notation of the kernel's own tracefs
+//! README, line for line where dynprobe accepts the same syntax, so that
+//! tools (and the kernel's ftracetest suites) that look for a feature's
+//! syntax line find it exactly when dynprobe supports that feature.
 
 /// Served as `dynprobe/README`.
 pub(crate) const README: &str = "\
-dynprobe: dynamic trace events
+dynprobe: dynamic trace events, defined by writing into these files.
+Writing with '>' replaces the file's definitions, '>>' appends; reading
+lists them. Errors are reported in the tracing error_log.
 
-Control files (write definitions, read them back; '>' replaces, '>>' appends):
-  function_events   FUNC(TYPE NAME, ...)            function entry events
-  kprobe_events     p[:[GRP/]EVENT] [MOD:]SYM[+OFFS]|ADDR [FETCHARGS]
-                    r[MAXACTIVE][:[GRP/]EVENT] [MOD:]SYM[+0] [FETCHARGS]
-                    -:[GRP/]EVENT
-  dynamic_events    the kprobe_events syntax, plus
-                    f[:[GRP/][EVENT]] SYM[%return] [FETCHARGS]
-                    !... removes, like -:
-  kprobe_profile    hits and misses per event
-
-Status: the control files exist; definitions are not accepted yet
-(writes fail with EOPNOTSUPP).
+  function_events\t- Create/append/remove/show function entry events
+\t   Format: <function>(<type> <name>, ...)
+\t     type: u8/16/32/64, s8/16/32/64, x8/16/32/64, char, short, int, long,
+\t           [unsigned] char/short/int/long, size_t, symbol, string,
+\t           <type>[<array-size>]
+\t     (not accepted yet: definitions fail with EOPNOTSUPP)
+  kprobe_events\t\t- Create/append/remove/show the kernel dynamic events
+\t\t\t  Write into this file to define/undefine new trace events.
+  dynamic_events\t- Create/append/remove/show the generic dynamic events
+\t\t\t  Write into this file to define/undefine new trace events.
+\t  accepts: event-definitions (one definition per line)
+\t   Format: p[:[<group>/][<event>]] <place> [<args>]
+\t           r[maxactive][:[<group>/][<event>]] <place> [<args>]
+\t           -:[<group>/][<event>]
+\t    place: [<module>:]<symbol>[+<offset>]|<memaddr>
+  place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>
+\t     args: <name>=fetcharg[:type]
+\t fetcharg: (%<register>|$<efield>), @<address>, @<symbol>[+|-<offset>],
+\t           $stack<index>, $stack, $retval, $comm, $arg<N>,
+\t           +|-[u]<offset>(<fetcharg>), \\imm-value, \\\"imm-string\"
+\t     kernel return probes support: $retval, $arg<N>, $comm
+\t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, char, string, symbol,
+\t           b<bit-width>@<bit-offset>/<container-size>, ustring,
+\t           symstr, <type>\\[<array-size>\\]
+  kprobe_profile\t- Hits and misses of each kprobe_events event
 ";
