@@ -157,6 +157,16 @@ fn run(control: Control, line: &[u8], data: &[u8], def: &mut Definition) {
         def.canonical(&mut c).unwrap();
         c
     };
+    // Default names come from the symbol as written and are not validated
+    // (as in the kernel), so only definitions with identifier names are
+    // guaranteed to read back.
+    let ident = |n: &str, hy: bool| {
+        n.bytes().next().is_some_and(|c| c.is_ascii_alphabetic() || c == b'_' || (hy && c == b'-'))
+            && n.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_' || (hy && c == b'-'))
+    };
+    if !ident(def.event(), false) || !ident(def.group(), true) {
+        return;
+    }
     let mut d2 = Box::new(Definition::new());
     let ctl = if control == Control::FunctionEvents { control } else { Control::DynamicEvents };
     assert_eq!(parse(ctl, canon.as_bytes(), &K, &mut d2), Ok(Command::Define), "{canon}");

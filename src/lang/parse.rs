@@ -306,6 +306,10 @@ fn set_default_event(out: &mut Definition, args: core::fmt::Arguments<'_>) {
 }
 
 fn set_symbol(out: &mut Definition, sym: &[u8], idx: usize) -> Result<(), LErr> {
+    // An empty name (`%return`, `+4`, `mod:`) never resolves.
+    if sym.is_empty() || sym.last() == Some(&b':') || at(sym, 0) == b':' {
+        return Err(lerr(idx, ErrorCode::BadProbeAddr, 0));
+    }
     if core::str::from_utf8(sym).is_err() || out.symbol.set(fixed::as_str(sym)).is_err() {
         return Err(lerr(idx, ErrorCode::BadProbeAddr, 0));
     }

@@ -286,6 +286,11 @@ fn misc_errors() {
     // Unknown @SYM fails at registration, reported at the probe place.
     let e = err_of(Control::KprobeEvents, "p vfs_read @nosuchsym");
     assert_eq!((e.code, e.column), (BadProbeAddr, 2));
+    // Empty symbol names never resolve (found by fuzzing).
+    for l in ["p:ev %return", "p -4", "f %return", "p mod:"] {
+        let e = err_of(Control::DynamicEvents, l);
+        assert_eq!((e.code, e.column), (BadProbeAddr, l.find(' ').unwrap() + 1), "{l}");
+    }
     // Comments and blank lines.
     let mut d = Box::new(Definition::new());
     for l in ["", "   ", "# comment", "  # p vfs_read"] {
