@@ -289,7 +289,11 @@ fn misc_errors() {
     // Empty symbol names never resolve (found by fuzzing).
     for l in ["p:ev %return", "p -4", "f %return", "p mod:"] {
         let e = err_of(Control::DynamicEvents, l);
-        assert_eq!((e.code, e.column), (BadProbeAddr, l.find(' ').unwrap() + 1), "{l}");
+        assert_eq!(
+            (e.code, e.column),
+            (BadProbeAddr, l.find(' ').unwrap() + 1),
+            "{l}"
+        );
     }
     // Comments and blank lines.
     let mut d = Box::new(Definition::new());
