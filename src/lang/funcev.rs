@@ -477,8 +477,8 @@ pub(crate) fn parse<'l, R: Resolver>(
             out.event.replace_ascii(i, b'_');
         }
     }
-    let mut text: Str<{ crate::lang::MAX_FUNCTION_TEXT }> = Str::new();
-    let _ = write!(text, "{}(", fixed::as_str(func));
+    out.fe_text.clear();
+    let _ = write!(out.fe_text, "{}(", fixed::as_str(func));
 
     let mut b = Builder { def: out, exit };
     let mut slot: u32 = 0;
@@ -486,14 +486,14 @@ pub(crate) fn parse<'l, R: Resolver>(
     if p.peek() != b')' {
         loop {
             if !first_arg {
-                let _ = text.push(", ");
+                let _ = b.def.fe_text.push(", ");
             }
             first_arg = false;
             // One ARG: NULL or alternatives separated by '|'.
             let save = p.i;
             let (wst, w) = p.word();
             if w == b"NULL" {
-                let _ = text.push("NULL");
+                let _ = b.def.fe_text.push("NULL");
                 slot = slot
                     .checked_add(1)
                     .ok_or_else(|| fe_err(ErrorCode::TooManyArgs, wst))?;
@@ -503,12 +503,12 @@ pub(crate) fn parse<'l, R: Resolver>(
                 let mut first_alt = true;
                 loop {
                     if !first_alt {
-                        let _ = text.push(" | ");
+                        let _ = b.def.fe_text.push(" | ");
                     }
                     first_alt = false;
                     let ty = parse_type(&mut p)?;
-                    let _ = write_type(&mut text, ty);
-                    let _ = text.push(" ");
+                    let _ = write_type(&mut b.def.fe_text, ty);
+                    let _ = b.def.fe_text.push(" ");
                     p.ws();
                     let nst = p.i;
                     let c0 = at(line, p.i);
@@ -520,7 +520,7 @@ pub(crate) fn parse<'l, R: Resolver>(
                         let addr = p.address()?;
                         let mut nm: Str<32> = Str::new();
                         let _ = write!(nm, "addr_{:x}", addr);
-                        let _ = write!(text, "0x{:x}", addr);
+                        let _ = write!(b.def.fe_text, "0x{:x}", addr);
                         let _ = write!(piece, "0x{:x}", addr);
                         let prog = compile(Load::Imm(addr), ty, &[], nst)?;
                         b.add(nm.as_bytes(), nst, ty, prog, piece.as_str())?;
@@ -532,14 +532,14 @@ pub(crate) fn parse<'l, R: Resolver>(
                         if !is_name(name) {
                             return Err(fe_err(ErrorCode::BadArgName, nst));
                         }
-                        let _ = text.push(fixed::as_str(name));
+                        let _ = b.def.fe_text.push(fixed::as_str(name));
                         let _ = piece.push(fixed::as_str(name));
                         if p.peek() == b'=' {
                             p.i += 1;
                             p.ws();
                             let ast = p.i;
                             let addr = p.address()?;
-                            let _ = write!(text, "=0x{:x}", addr);
+                            let _ = write!(b.def.fe_text, "=0x{:x}", addr);
                             let _ = write!(piece, "=0x{:x}", addr);
                             let prog = compile(Load::Imm(addr), ty, &[], ast)?;
                             b.add(name, nst, ty, prog, piece.as_str())?;
@@ -547,7 +547,7 @@ pub(crate) fn parse<'l, R: Resolver>(
                             let mut inds = [(0usize, Ind::Off(0)); 32];
                             let mut itext: Str<128> = Str::new();
                             let ni = parse_inds(&mut p, &mut inds, &mut itext)?;
-                            let _ = text.push(itext.as_str());
+                            let _ = b.def.fe_text.push(itext.as_str());
                             let _ = piece.push(itext.as_str());
                             uses_slot = true;
                             let load = b.param_load(slot, nst)?;
@@ -580,7 +580,7 @@ pub(crate) fn parse<'l, R: Resolver>(
         };
         return Err(fe_err(code, p.i));
     }
-    let _ = text.push(")");
+    let _ = b.def.fe_text.push(")");
     if exit {
         p.ws();
         p.i = p.i.saturating_add(2); // "->"
@@ -597,7 +597,7 @@ pub(crate) fn parse<'l, R: Resolver>(
         let _ = write!(piece, " {}", fixed::as_str(name));
         let mut inds = [(0usize, Ind::Off(0)); 32];
         let ni = parse_inds(&mut p, &mut inds, &mut piece)?;
-        let _ = write!(text, " -> {}", piece.as_str());
+        let _ = write!(b.def.fe_text, " -> {}", piece.as_str());
         let prog = compile(Load::RetVal, ty, fixed::head(&inds, ni), nst)?;
         b.add(name, nst, ty, prog, piece.as_str())?;
     }
@@ -607,6 +607,5 @@ pub(crate) fn parse<'l, R: Resolver>(
     if r.function_exists(None, fixed::as_str(func)) == Some(false) {
         return Err(fe_err(ErrorCode::BadProbeAddr, fst));
     }
-    b.def.fe_text = text;
     Ok(Command::Define)
 }

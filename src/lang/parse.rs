@@ -754,7 +754,7 @@ fn parse_args<R: Resolver>(
     out: &mut Definition,
 ) -> Result<(), LErr> {
     // Collect argv[2..] (bounded; more than MAX_TRACE_ARGS + slack is an error).
-    const CAP: usize = MAX_TRACE_ARGS + 64;
+    const CAP: usize = MAX_TRACE_ARGS + 8;
     let mut store: [&[u8]; CAP] = [&[]; CAP];
     let mut argc = 0usize;
     for w in Words::new(line).skip(2) {

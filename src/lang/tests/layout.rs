@@ -270,3 +270,10 @@ fn tracepoint_probe() {
     let d = def_of(Control::DynamicEvents, "t:mygrp/myev sched_switch $arg2");
     assert_eq!(d.args()[0].program().load, Load::Arg(2));
 }
+
+#[test]
+fn definition_size_is_bounded() {
+    let n = core::mem::size_of::<Definition>();
+    println!("size_of::<Definition>() = {n}");
+    assert!(n < 80 * 1024, "{n}");
+}
