@@ -250,7 +250,7 @@ fn command(file: dynprobe_file, line: &[u8]) -> Result {
             ret
         }
         Ok(Command::Define) => {
-            if !matches!(def.kind(), ProbeKind::Kprobe | ProbeKind::Kretprobe) {
+            if def.kind() == ProbeKind::Tracepoint {
                 registry.spare = Some(def);
                 return Err(eopnotsupp());
             }

@@ -123,7 +123,11 @@ impl Event {
             kind: match def.kind() {
                 ProbeKind::Kprobe => b::dynprobe_probe_kind_DYNPROBE_KPROBE,
                 ProbeKind::Kretprobe => b::dynprobe_probe_kind_DYNPROBE_KRETPROBE,
-                _ => return Err(eopnotsupp()),
+                ProbeKind::FprobeEntry => b::dynprobe_probe_kind_DYNPROBE_FPROBE_ENTRY,
+                ProbeKind::FprobeExit => b::dynprobe_probe_kind_DYNPROBE_FPROBE_EXIT,
+                ProbeKind::FunctionEntry => b::dynprobe_probe_kind_DYNPROBE_FUNCTION_ENTRY,
+                ProbeKind::FunctionExit => b::dynprobe_probe_kind_DYNPROBE_FUNCTION_EXIT,
+                ProbeKind::Tracepoint => return Err(eopnotsupp()),
             },
             symbol: match def.full_symbol() {
                 Some(s) => {

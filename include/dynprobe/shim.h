@@ -56,8 +56,12 @@ struct pt_regs;
 #define DYNPROBE_RECORD_MAX 4096
 
 enum dynprobe_probe_kind {
-	DYNPROBE_KPROBE,
-	DYNPROBE_KRETPROBE,
+	DYNPROBE_KPROBE,		/* kprobe: header __probe_ip */
+	DYNPROBE_KRETPROBE,		/* kretprobe: __probe_func, __probe_ret_ip */
+	DYNPROBE_FPROBE_ENTRY,		/* fprobe entry: __probe_ip */
+	DYNPROBE_FPROBE_EXIT,		/* fprobe exit: __probe_func, __probe_ret_ip */
+	DYNPROBE_FUNCTION_ENTRY,	/* function event: __parent_ip, __ip */
+	DYNPROBE_FUNCTION_EXIT,		/* function exit event: __parent_ip, __ip */
 };
 
 /* Where a probe goes: @symbol + @offset, or @addr when @symbol is NULL. */

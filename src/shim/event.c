@@ -4,11 +4,16 @@
  *
  * Each dynprobe definition owns one struct dynprobe_event: a dynamic
  * trace_event_call (so events/GRP/EVENT has enable, filter, format,
- * trigger, hist and id like any event) and its kprobe or kretprobe. The
+ * trigger, hist and id like any event) and its kprobe, kretprobe or
+ * fprobe. fprobes (f events and function events) all share the kernel's
+ * one fprobe hook, which finds the probes of a function by its address,
+ * so a hit costs the same however many functions are probed. The
  * Rust core supplies the field list, the print fmt, the record (written by
  * its fetch interpreter) and the text of `cat trace`; this file does the
  * kernel plumbing around them.
  */
+#include <linux/fprobe.h>
+#include <linux/ftrace.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/perf_event.h>
@@ -40,8 +45,15 @@ struct dynprobe_event {
 	const void *def;
 	unsigned long __percpu *nhit;
 	struct kretprobe rp;	/* rp.kp is the kprobe of entry probes */
+	struct fprobe fp;
+	char *func;		/* fprobe target */
 	bool probe_registered;
 };
+
+static bool is_fprobe(const struct dynprobe_event *ev)
+{
+	return ev->kind >= DYNPROBE_FPROBE_ENTRY;
+}
 
 /*
  * Records are assembled in a per-CPU scratch buffer first, so that every
@@ -186,19 +198,86 @@ static int kretprobe_hit(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(kretprobe_hit);
 
+/*
+ * On x86_64 ftrace_regs holds a pt_regs whose argument, stack pointer,
+ * frame pointer, ip and return value registers are valid: the same
+ * fetchers serve kprobes and fprobes.
+ */
+static int fprobe_entry(struct fprobe *fp, unsigned long entry_ip,
+			unsigned long ret_ip, struct ftrace_regs *fregs,
+			void *entry_data)
+{
+	struct dynprobe_event *ev = container_of(fp, struct dynprobe_event, fp);
+	struct pt_regs *regs = ftrace_partial_regs(fregs, NULL);
+
+	switch (ev->kind) {
+	case DYNPROBE_FPROBE_ENTRY:
+		dispatch(ev, regs, NULL, entry_ip, 0);
+		break;
+	case DYNPROBE_FUNCTION_ENTRY:
+		dispatch(ev, regs, NULL, ret_ip, entry_ip);
+		break;
+	default:
+		/* Exit events: keep what the exit needs of the entry. */
+		if (fp->entry_data_size)
+			dynprobe_rs_store_entry(ev->def, regs, entry_data);
+		break;
+	}
+	return 0;
+}
+NOKPROBE_SYMBOL(fprobe_entry);
+
+static void fprobe_exit(struct fprobe *fp, unsigned long entry_ip,
+			unsigned long ret_ip, struct ftrace_regs *fregs,
+			void *entry_data)
+{
+	struct dynprobe_event *ev = container_of(fp, struct dynprobe_event, fp);
+	struct pt_regs *regs = ftrace_partial_regs(fregs, NULL);
+	const unsigned long *data = fp->entry_data_size ? entry_data : NULL;
+
+	if (ev->kind == DYNPROBE_FPROBE_EXIT)
+		dispatch(ev, regs, data, entry_ip, ret_ip);
+	else
+		dispatch(ev, regs, data, ret_ip, entry_ip);
+}
+NOKPROBE_SYMBOL(fprobe_exit);
+
+/*
+ * kprobes stay registered (disabled) from creation; fprobes are registered
+ * only while enabled, since a registered fprobe hooks its function.
+ */
 static int arm_probe(struct dynprobe_event *ev)
 {
-	if (ev->kind == DYNPROBE_KRETPROBE)
+	int ret;
+
+	switch (ev->kind) {
+	case DYNPROBE_KPROBE:
+		return enable_kprobe(&ev->rp.kp);
+	case DYNPROBE_KRETPROBE:
 		return enable_kretprobe(&ev->rp);
-	return enable_kprobe(&ev->rp.kp);
+	default:
+		ret = register_fprobe(&ev->fp, ev->func, NULL);
+		if (!ret)
+			ev->probe_registered = true;
+		return ret;
+	}
 }
 
 static void disarm_probe(struct dynprobe_event *ev)
 {
-	if (ev->kind == DYNPROBE_KRETPROBE)
-		disable_kretprobe(&ev->rp);
-	else
+	switch (ev->kind) {
+	case DYNPROBE_KPROBE:
 		disable_kprobe(&ev->rp.kp);
+		break;
+	case DYNPROBE_KRETPROBE:
+		disable_kretprobe(&ev->rp);
+		break;
+	default:
+		if (ev->probe_registered)
+			unregister_fprobe(&ev->fp);
+		ev->probe_registered = false;
+		break;
+	}
 }
 
 static void free_link(struct rcu_head *head)
@@ -334,8 +413,28 @@ static void free_event(struct dynprobe_event *ev)
 	kfree(ev->call.name);
 	kfree(ev->class.system);
 	kfree(ev->rp.kp.symbol_name);
+	kfree(ev->func);
 	free_percpu(ev->nhit);
 	kfree(ev);
+}
+
+/*
+ * Whether ftrace can hook @func (it is in available_filter_functions).
+ * The kernel's own check, fprobe_count_ips_from_filter(), is not
+ * exported; matching the name into the filter of an ftrace_ops that is
+ * never registered asks ftrace the same question without hooking anything.
+ */
+static int fprobe_target_check(char *func)
+{
+	static struct ftrace_ops check_ops;
+	static DEFINE_MUTEX(check_lock);
+	int ret;
+
+	mutex_lock(&check_lock);
+	ret = ftrace_set_filter(&check_ops, func, strlen(func), 1);
+	ftrace_free_filter(&check_ops);
+	mutex_unlock(&check_lock);
+	return ret ? -ENOENT : 0;
 }
 
 static int register_probe(struct dynprobe_event *ev,
@@ -343,6 +442,21 @@ static int register_probe(struct dynprobe_event *ev,
 {
 	struct kprobe *kp = &ev->rp.kp;
 
+	if (is_fprobe(ev)) {
+		if (!place->symbol)
+			return -EINVAL;
+		ev->func = kstrdup(place->symbol, GFP_KERNEL);
+		if (!ev->func)
+			return -ENOMEM;
+		ev->fp.entry_handler = fprobe_entry;
+		if (ev->kind == DYNPROBE_FPROBE_EXIT ||
+		    ev->kind == DYNPROBE_FUNCTION_EXIT) {
+			ev->fp.exit_handler = fprobe_exit;
+			ev->fp.entry_data_size = place->entry_data_size;
+		}
+		/* Registered when enabled; check the target exists now. */
+		return fprobe_target_check(ev->func);
+	}
 	if (place->symbol) {
 		kp->symbol_name = kstrdup(place->symbol, GFP_KERNEL);
 		if (!kp->symbol_name)
@@ -368,6 +482,11 @@ static void unregister_probe(struct dynprobe_event *ev)
 {
 	if (!ev->probe_registered)
 		return;
+	if (is_fprobe(ev)) {
+		unregister_fprobe(&ev->fp);
+		ev->probe_registered = false;
+		return;
+	}
 	if (ev->kind == DYNPROBE_KRETPROBE)
 		unregister_kretprobe(&ev->rp);
 	else
@@ -417,12 +536,13 @@ struct dynprobe_event *dynprobe_event_create(const char *group,
 	ev->funcs.trace = event_print;
 	ev->call.class = &ev->class;
 	ev->call.event.funcs = &ev->funcs;
-	ev->call.flags = TRACE_EVENT_FL_DYNAMIC | TRACE_EVENT_FL_KPROBE;
+	ev->call.flags = TRACE_EVENT_FL_DYNAMIC |
+		(is_fprobe(ev) ? TRACE_EVENT_FL_FPROBE : TRACE_EVENT_FL_KPROBE);
 
 	ret = register_probe(ev, place);
 	if (ret)
 		goto fail_free;
-	ev->probe_registered = true;
+	ev->probe_registered = !is_fprobe(ev);
 
 	/* Checked before taking event_mutex, which the lookup takes itself. */
 	if (event_exists(group, name)) {
@@ -489,7 +609,10 @@ void dynprobe_event_counts(struct dynprobe_event *ev, u64 *hits, u64 *misses)
 	for_each_possible_cpu(cpu)
 		sum += *per_cpu_ptr(ev->nhit, cpu);
 	*hits = sum;
-	*misses = ev->rp.kp.nmissed;
+	if (is_fprobe(ev))
+		*misses = ev->fp.nmissed;
+	else
+		*misses = ev->rp.kp.nmissed;
 	if (ev->kind == DYNPROBE_KRETPROBE)
 		*misses += ev->rp.nmissed;
 }
