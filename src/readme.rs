@@ -18,7 +18,7 @@ lists them. Errors are reported in the tracing error_log.
 \t     type: u8/16/32/64, s8/16/32/64, x8/16/32/64, char, short, int, long,
 \t           [unsigned] char/short/int/long, size_t, symbol, string,
 \t           <type>[<array-size>]
-\t     (not accepted yet: definitions fail with EOPNOTSUPP)
+\t           <function>(<args>) -> <type> <name>   (event at function exit)
   kprobe_events\t\t- Create/append/remove/show the kernel dynamic events
 \t\t\t  Write into this file to define/undefine new trace events.
   dynamic_events\t- Create/append/remove/show the generic dynamic events
@@ -26,6 +26,7 @@ lists them. Errors are reported in the tracing error_log.
 \t  accepts: event-definitions (one definition per line)
 \t   Format: p[:[<group>/][<event>]] <place> [<args>]
 \t           r[maxactive][:[<group>/][<event>]] <place> [<args>]
+\t           f[:[<group>/][<event>]] <func-name>[%return] [<args>]
 \t           -:[<group>/][<event>]
 \t    place: [<module>:]<symbol>[+<offset>]|<memaddr>
   place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>
