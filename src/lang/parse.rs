@@ -372,6 +372,15 @@ fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
                 _ => return Err(lerr(1, ErrorCode::BadProbeAddr, 0)),
             };
             offset = off;
+            // A C symbol never starts with a digit; such a name would also
+            // be listed back as an address.
+            let plain_name = match find(name, b':') {
+                Some(c) => tail(name, c + 1),
+                None => name,
+            };
+            if is_digit(at(plain_name, 0)) {
+                return Err(lerr(1, ErrorCode::BadProbeAddr, 0));
+            }
             set_symbol(out, name, 1)?;
             let module = out.module();
             let plain = out.symbol().unwrap_or("");
