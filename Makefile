@@ -4,6 +4,8 @@
 #   make setup    install and build everything (idempotent)
 #   make          build dynprobe.ko against the cached kernel, or KDIR=...
 #   make check    host tests + guest selftests, ending in "N passed, N failed"
+#   make check-peer  the kernel's kprobe/dynevent ftracetests against dynprobe
+#   make bench    per-hit cost against the in-kernel probe events
 #   make run      boot the guest, load the module and show it working
 #   make shell    interactive guest with the module built
 
@@ -23,7 +25,7 @@ else
 MAKE_KERNEL = $(MAKE) -C $(KDIR) M=$(TOP) $(if $(LLVM),LLVM=$(LLVM))
 endif
 
-.PHONY: all module setup check check-host check-guest run shell clean
+.PHONY: all module setup check check-host check-guest check-peer bench run shell clean
 
 all: module
 
@@ -43,6 +45,12 @@ check-host:
 
 check-guest:
 	$(TOP)/tools/check --guest-only
+
+check-peer: module
+	$(TOP)/tools/guest --timeout 1500 -- bash tools/guest-peer-suite
+
+bench: module
+	$(TOP)/tools/bench
 
 run: module
 	$(TOP)/tools/guest -- bash tools/demo
