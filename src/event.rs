@@ -328,10 +328,29 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_define_fields(
 /// `trace_seq` as a `fmt::Write` target.
 struct SeqWriter(*mut b::trace_seq);
 
-impl Write for SeqWriter {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
+impl SeqWriter {
+    fn put(&mut self, bytes: &[u8]) {
         // SAFETY: the seq pointer is valid during the print callback.
-        unsafe { b::dynprobe_seq_write(self.0, s.as_ptr(), s.len()) };
+        unsafe { b::dynprobe_seq_write(self.0, bytes.as_ptr(), bytes.len()) };
+    }
+}
+
+impl Write for SeqWriter {
+    /// The definition language prints recorded bytes that are not ASCII
+    /// as the characters U+0080..U+00FF of the same value; they go out as
+    /// those bytes again, so `cat trace` shows what was recorded, as the
+    /// kernel's probe events do.
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        if s.is_ascii() {
+            self.put(s.as_bytes());
+            return Ok(());
+        }
+        for c in s.chars() {
+            match u8::try_from(u32::from(c)) {
+                Ok(byte) => self.put(&[byte]),
+                Err(_) => self.put(c.encode_utf8(&mut [0; 4]).as_bytes()),
+            }
+        }
         Ok(())
     }
 }
