@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turns build/bench/raw.csv (tools/guest-bench) into results.md and
+results.csv: per-hit overhead (probe run minus the baseline run right
+before it), median and spread over the rounds, and the ratios of the
+medians. Usage: bench/report.py OUTDIR"""
+import csv
+import datetime
+import os
+import statistics
+import sys
+
+out = sys.argv[1]
+rows = list(csv.DictReader(open(os.path.join(out, "raw.csv"))))
+
+LABEL = {
+    "hook_kprobe": "bare kprobe, empty handler",
+    "hook_ftrace": "bare ftrace_ops, empty callback",
+    "hook_kprobe_rb": "bare kprobe + raw ring-buffer write",
+    "hook_ftrace_rb": "bare ftrace_ops + raw ring-buffer write",
+    "k_kprobe": "kernel kprobe event, 3 register args",
+    "d_kprobe": "dynprobe kprobe event, 3 register args",
+    "k_kprobe_str": "kernel kprobe event, 3 regs + string",
+    "d_kprobe_str": "dynprobe kprobe event, 3 regs + string",
+    "k_kretprobe": "kernel kretprobe event, $retval",
+    "d_kretprobe": "dynprobe kretprobe event, $retval",
+    "k_fentry": "kernel fprobe entry event, 3 args",
+    "d_fentry": "dynprobe `f` entry event, 3 args",
+    "d_func": "dynprobe function event, 3 args",
+    "k_fexit": "kernel fprobe %return event, retval + 1 arg",
+    "d_fexit": "dynprobe `f` %return event, retval + 1 arg",
+    "d_func_exit": "dynprobe function exit event, retval + 1 arg",
+}
+
+samples = {}  # (phase, contender) -> {round: (base_ns, probe_ns)}
+for r in rows:
+    key = (r["phase"], r["contender"])
+    samples.setdefault(key, {})[int(r["round"])] = (
+        int(r["base_ps"]) / 1000.0, int(r["probe_ps"]) / 1000.0)
+
+
+def over(key):
+    return {rd: p - b for rd, (b, p) in samples.get(key, {}).items()}
+
+
+def med(d):
+    return statistics.median(d.values()) if d else float("nan")
+
+
+def fmt(x):
+    return "n/a" if x != x else f"{x:.0f}"
+
+
+base_all = [b for s in samples.values() for b, _ in s.values()]
+lines = []
+csvrows = [("phase", "contender", "rounds", "overhead_ns_median",
+            "overhead_ns_min", "overhead_ns_max", "probe_ns_median")]
+lines.append("| contender | overhead ns/hit, median | spread (min–max) | ns/call with probe |")
+lines.append("| --- | ---: | ---: | ---: |")
+lines.append(f"| no probe (baseline) | 0 | — | {fmt(statistics.median(base_all))} |")
+
+
+def row(phase, c, label=None):
+    o = over((phase, c))
+    if not o:
+        return
+    p = statistics.median(p for _, p in samples[(phase, c)].values())
+    lines.append(f"| {label or LABEL[c]} | {fmt(med(o))} | "
+                 f"{fmt(min(o.values()))}–{fmt(max(o.values()))} | {fmt(p)} |")
+    csvrows.append((phase, c, len(o), f"{med(o):.1f}", f"{min(o.values()):.1f}",
+                    f"{max(o.values()):.1f}", f"{p:.1f}"))
+
+
+for c in LABEL:
+    row("main", c)
+tiers = sorted({int(ph[5:]) for ph, _ in samples if ph.startswith("scale")})
+for t in tiers:
+    row(f"scale{t}", "k_fentry", f"kernel fprobe entry event, {t} other(s) enabled")
+    row(f"scale{t}", "d_func", f"dynprobe function event, {t} other(s) enabled")
+
+
+def ratio(a, b, target, what):
+    oa, ob = over(a), over(b)
+    if not oa or not ob:
+        return
+    r = med(oa) / med(ob)
+    per = [oa[k] / ob[k] for k in oa if k in ob and ob[k] > 0]
+    spread = f"{min(per):.2f}–{max(per):.2f}" if per else "—"
+    verdict = "" if target is None else ("yes" if r <= target else "**no**")
+    tgt = "—" if target is None else f"≤ {target}"
+    lines.append(f"| {what} | {r:.2f} | {spread} | {tgt} | {verdict} |")
+    csvrows.append(("ratio", what, len(per), f"{r:.3f}", "", "", ""))
+
+
+lines += ["", "| ratio of median overheads | ratio | per-round spread | target | met |",
+          "| --- | ---: | ---: | ---: | :---: |"]
+M = lambda c: ("main", c)
+ratio(M("d_kprobe"), M("k_kprobe"), 0.9, "kprobe event, 3 register args: dynprobe / kernel")
+ratio(M("d_kprobe_str"), M("k_kprobe_str"), 0.8, "kprobe event + string: dynprobe / kernel")
+ratio(M("d_kretprobe"), M("k_kretprobe"), None, "kretprobe event, $retval: dynprobe / kernel")
+ratio(M("d_func"), M("k_fentry"), 0.8, "function event / kernel fprobe entry event")
+ratio(M("d_fentry"), M("k_fentry"), 0.8, "dynprobe `f` entry / kernel fprobe entry event")
+ratio(M("d_func_exit"), M("k_fexit"), 0.8, "function exit event / kernel fprobe %return event")
+ratio(M("d_fexit"), M("k_fexit"), 0.8, "dynprobe `f` %return / kernel fprobe %return event")
+if tiers:
+    lo, hi = tiers[0], tiers[-1]
+    ratio((f"scale{hi}", "d_func"), (f"scale{lo}", "d_func"), 1.1,
+          f"scale: dynprobe function event, {hi} / {lo} others")
+    ratio((f"scale{hi}", "k_fentry"), (f"scale{lo}", "k_fentry"), None,
+          f"scale: kernel fprobe event, {hi} / {lo} others")
+    for t in tiers:
+        ratio((f"scale{t}", "d_func"), (f"scale{t}", "k_fentry"), None,
+              f"{t} others: function event / kernel fprobe event")
+ratio(M("d_kprobe"), M("hook_kprobe_rb"), 1.5, "limit: dynprobe kprobe event / bare kprobe + raw write")
+ratio(M("d_func"), M("hook_ftrace_rb"), 1.5, "limit: function event / bare ftrace_ops + raw write")
+ratio(M("d_fentry"), M("hook_ftrace_rb"), 1.5, "limit: dynprobe `f` entry / bare ftrace_ops + raw write")
+ratio(M("k_kprobe"), M("hook_kprobe_rb"), None, "(kernel kprobe event / bare kprobe + raw write)")
+ratio(M("k_fentry"), M("hook_ftrace_rb"), None, "(kernel fprobe event / bare ftrace_ops + raw write)")
+
+rounds = max((len(s) for s in samples.values()), default=0)
+n = rows[0]["n"] if rows else "?"
+head = (f"Measured {datetime.date.today()}: {rounds} rounds, target called "
+        f"{n} times per run; overhead = ns/call with the probe minus ns/call "
+        f"of the baseline run just before it.\n")
+with open(os.path.join(out, "results.md"), "w") as f:
+    f.write(head + "\n" + "\n".join(lines) + "\n")
+with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+    csv.writer(f).writerows(csvrows)
