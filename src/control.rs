@@ -86,15 +86,18 @@ fn render(file: dynprobe_file, registry: &Registry) -> Result<Snapshot> {
         }
         b::dynprobe_file_DYNPROBE_FILE_KPROBE_PROFILE => {
             for ev in registry.events.iter().filter(|e| owns(file, e.def().kind())) {
-                let (hits, misses) = ev.counts();
-                writeln!(w, "  {:<44} {:>15} {:>15}", ev.def().event(), hits, misses)
-                    .map_err(|_| ENOMEM)?;
+                for (hits, misses) in ev.counts() {
+                    writeln!(w, "  {:<44} {:>15} {:>15}", ev.def().event(), hits, misses)
+                        .map_err(|_| ENOMEM)?;
+                }
             }
         }
         _ => {
             for ev in registry.events.iter().filter(|e| owns(file, e.def().kind())) {
-                ev.def().canonical(&mut w).map_err(|_| ENOMEM)?;
-                w.write_char('\n').map_err(|_| ENOMEM)?;
+                for def in ev.defs() {
+                    def.canonical(&mut w).map_err(|_| ENOMEM)?;
+                    w.write_char('\n').map_err(|_| ENOMEM)?;
+                }
             }
         }
     }
@@ -195,6 +198,8 @@ fn reject(e: &ParseError, line: &[u8]) -> Error {
     Error::from_errno(-e.errno)
 }
 
+/// `-:` / `!` lines: every matching definition goes; a probe of a
+/// multi-probe event goes alone when its siblings do not match.
 fn remove(
     file: dynprobe_file,
     registry: &mut Registry,
@@ -206,22 +211,106 @@ fn remove(
     let mut i = 0;
     while i < registry.events.len() {
         let ev = &mut registry.events[i];
-        if owns(file, ev.def().kind()) && ev.def().matches_removal(group, event, args) {
-            found = true;
-            if ev.busy() {
-                return Err(EBUSY);
-            }
+        let matching = ev
+            .defs()
+            .filter(|d| owns(file, d.kind()) && d.matches_removal(group, event, args))
+            .count();
+        if matching == 0 {
+            i += 1;
+            continue;
+        }
+        found = true;
+        if ev.busy() {
+            return Err(EBUSY);
+        }
+        if matching == ev.nr_probes() {
             ev.remove()?;
             registry.events.remove(i)?;
-        } else {
-            i += 1;
+            continue;
         }
+        let mut p = 0;
+        while p < ev.nr_probes() {
+            let hit = ev
+                .defs()
+                .nth(p)
+                .is_some_and(|d| d.matches_removal(group, event, args));
+            if hit {
+                ev.remove_probe(p)?;
+            } else {
+                p += 1;
+            }
+        }
+        i += 1;
     }
     if found {
         Ok(())
     } else {
         Err(ENOENT)
     }
+}
+
+/// Column of word `index` in the command as error_log shows it (words
+/// joined by single spaces).
+fn word_column(line: &[u8], index: usize) -> usize {
+    line.split(|c| c.is_ascii_whitespace())
+        .filter(|w| !w.is_empty())
+        .take(index)
+        .map(|w| w.len() + 1)
+        .sum()
+}
+
+/// A rejection of the kernel's making (not the parser's): logged like a
+/// parse error, at word `index` of the line.
+fn kernel_error(kind: ProbeKind, line: &[u8], code: lang::ErrorCode, index: usize, errno: Error) -> Error {
+    let subsystem = match kind {
+        ProbeKind::Kprobe | ProbeKind::Kretprobe => lang::Subsystem::Kprobe,
+        ProbeKind::FunctionEntry | ProbeKind::FunctionExit => lang::Subsystem::Function,
+        _ => lang::Subsystem::Fprobe,
+    };
+    let e = ParseError {
+        code,
+        column: word_column(line, index),
+        errno: -errno.to_errno(),
+        subsystem,
+        logged: true,
+    };
+    reject(&e, line)
+}
+
+/// Probes of one event must be of the same family (kprobe or fprobe, as
+/// the kernel keeps them in separate lists).
+fn same_family(a: ProbeKind, b: ProbeKind) -> bool {
+    let family = |k: ProbeKind| match k {
+        ProbeKind::Kprobe | ProbeKind::Kretprobe => 0,
+        ProbeKind::FprobeEntry | ProbeKind::FprobeExit | ProbeKind::Tracepoint => 1,
+        ProbeKind::FunctionEntry | ProbeKind::FunctionExit => 2,
+    };
+    family(a) == family(b)
+}
+
+/// A definition for an event that exists: appended as another probe of it
+/// when the kernel would, refused as the kernel would otherwise.
+fn append(ev: &mut Event, def: KVBox<Definition>, line: &[u8]) -> core::result::Result<(), (Option<KVBox<Definition>>, Error)> {
+    let first = ev.def();
+    if !same_family(first.kind(), def.kind()) || def.kind().is_function_event() {
+        let e = kernel_error(def.kind(), line, lang::ErrorCode::EventExist, 0, EEXIST);
+        return Err((Some(def), e));
+    }
+    if first.is_return() != def.is_return() {
+        let e = kernel_error(def.kind(), line, lang::ErrorCode::DiffProbeType, 0, EEXIST);
+        return Err((Some(def), e));
+    }
+    let diff = first.compare_arg_types(&def);
+    if diff != 0 {
+        // The kernel counts arguments from word 2 of the line.
+        let e = kernel_error(def.kind(), line, lang::ErrorCode::DiffArgType, diff + 1, EEXIST);
+        return Err((Some(def), e));
+    }
+    if ev.defs().any(|d| d.same_as(&def)) {
+        let e = kernel_error(def.kind(), line, lang::ErrorCode::SameProbe, 0, EEXIST);
+        return Err((Some(def), e));
+    }
+    ev.add_probe(def).map_err(|e| (None, e))
 }
 
 fn command(file: dynprobe_file, line: &[u8]) -> Result {
@@ -254,18 +343,32 @@ fn command(file: dynprobe_file, line: &[u8]) -> Result {
                 registry.spare = Some(def);
                 return Err(eopnotsupp());
             }
-            if registry
+            let existing = registry
                 .events
                 .iter()
-                .any(|e| e.def().group() == def.group() && e.def().event() == def.event())
-            {
-                registry.spare = Some(def);
-                return Err(EEXIST);
+                .position(|e| e.def().group() == def.group() && e.def().event() == def.event());
+            if let Some(i) = existing {
+                return match append(&mut registry.events[i], def, line) {
+                    Ok(()) => Ok(()),
+                    Err((spare, e)) => {
+                        registry.spare = spare;
+                        Err(e)
+                    }
+                };
             }
             registry.events.reserve(1, GFP_KERNEL)?;
-            let ev = Event::create(def)?;
-            registry.events.push(ev, GFP_KERNEL)?;
-            Ok(())
+            let kind = def.kind();
+            match Event::create(def) {
+                Ok(ev) => {
+                    registry.events.push(ev, GFP_KERNEL)?;
+                    Ok(())
+                }
+                Err(e) if e == EEXIST => {
+                    // Taken by an event that is not dynprobe's.
+                    Err(kernel_error(kind, line, lang::ErrorCode::EventExist, 0, EEXIST))
+                }
+                Err(e) => Err(e),
+            }
         }
         Err(e) => {
             registry.spare = Some(def);

@@ -7,7 +7,6 @@
 
 use core::ffi::c_void;
 use core::fmt::{self, Write};
-use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
 
 use kernel::alloc::KVBox;
@@ -42,17 +41,21 @@ pub(crate) struct EventData {
     field_text: KVec<u8>,
 }
 
-/// A live event: definition plus trace event and probe.
+/// A live event: the trace event and the probes that feed it, each with
+/// its definition.
 pub(crate) struct Event {
-    /// Freed only after the C event (which points to it) is gone.
-    data: ManuallyDrop<KBox<EventData>>,
     handle: NonNull<b::dynprobe_event>,
+    /// Every definition ever attached, kept until the event is gone: the
+    /// event's fields point into the first one's text.
+    defs: KVec<KBox<EventData>>,
+    /// Live probes and the index of their definition in `defs`.
+    probes: KVec<(NonNull<b::dynprobe_probe>, usize)>,
     /// The C event exists.
     live: bool,
 }
 
-// SAFETY: the C event is only changed under the registry lock or by the
-// tracing core's own locking; the handle is a plain owner pointer.
+// SAFETY: the C event and probes are only changed under the registry lock
+// or by the tracing core's own locking; the handles are owner pointers.
 unsafe impl Send for Event {}
 
 /// Writes into a fixed buffer, then yields a NUL-terminated C string.
@@ -96,20 +99,50 @@ impl Write for VecWriter<'_> {
     }
 }
 
-impl Event {
-    /// Creates the trace event and its (disabled) probe for `def`.
-    pub(crate) fn create(def: KVBox<Definition>) -> Result<Self> {
-        let mut field_text = KVec::new();
-        for field in def.fields() {
-            let mut w = VecWriter(&mut field_text);
-            field.write_type(&mut w).map_err(|_| ENOMEM)?;
-            w.0.push(0, GFP_KERNEL)?;
-            w.0.extend_from_slice(field.name.as_bytes(), GFP_KERNEL)?;
-            w.0.push(0, GFP_KERNEL)?;
-        }
-        let data = KBox::new(EventData { def, field_text }, GFP_KERNEL)?;
-        let def = &*data.def;
+fn new_event_data(def: KVBox<Definition>) -> Result<KBox<EventData>> {
+    let mut field_text = KVec::new();
+    for field in def.fields() {
+        let mut w = VecWriter(&mut field_text);
+        field.write_type(&mut w).map_err(|_| ENOMEM)?;
+        w.0.push(0, GFP_KERNEL)?;
+        w.0.extend_from_slice(field.name.as_bytes(), GFP_KERNEL)?;
+        w.0.push(0, GFP_KERNEL)?;
+    }
+    Ok(KBox::new(EventData { def, field_text }, GFP_KERNEL)?)
+}
 
+/// Where a definition's probe goes, as the C side wants it. `symbol`
+/// receives the NUL-terminated symbol text the place points to.
+fn place_of(def: &Definition, symbol: &mut CText<600>) -> Result<b::dynprobe_place> {
+    Ok(b::dynprobe_place {
+        kind: match def.kind() {
+            ProbeKind::Kprobe => b::dynprobe_probe_kind_DYNPROBE_KPROBE,
+            ProbeKind::Kretprobe => b::dynprobe_probe_kind_DYNPROBE_KRETPROBE,
+            ProbeKind::FprobeEntry => b::dynprobe_probe_kind_DYNPROBE_FPROBE_ENTRY,
+            ProbeKind::FprobeExit => b::dynprobe_probe_kind_DYNPROBE_FPROBE_EXIT,
+            ProbeKind::FunctionEntry => b::dynprobe_probe_kind_DYNPROBE_FUNCTION_ENTRY,
+            ProbeKind::FunctionExit => b::dynprobe_probe_kind_DYNPROBE_FUNCTION_EXIT,
+            ProbeKind::Tracepoint => return Err(eopnotsupp()),
+        },
+        symbol: match def.full_symbol() {
+            Some(s) => {
+                symbol.write_str(s).map_err(|_| EINVAL)?;
+                symbol.as_c().ok_or(EINVAL)?
+            }
+            None => core::ptr::null(),
+        },
+        addr: def.address().unwrap_or(0) as usize,
+        offset: def.offset() as usize,
+        maxactive: def.maxactive() as i32,
+        entry_data_size: (def.entry_args().len() * core::mem::size_of::<u64>()) as u32,
+    })
+}
+
+impl Event {
+    /// Creates the trace event and its first (disabled) probe for `def`.
+    pub(crate) fn create(def: KVBox<Definition>) -> Result<Self> {
+        let data = new_event_data(def)?;
+        let def = &*data.def;
         let mut print_fmt = KVec::new();
         def.print_fmt(&mut VecWriter(&mut print_fmt))
             .map_err(|_| ENOMEM)?;
@@ -119,32 +152,16 @@ impl Event {
         let mut symbol = CText::<600>::new();
         group.write_str(def.group()).map_err(|_| EINVAL)?;
         name.write_str(def.event()).map_err(|_| EINVAL)?;
-        let place = b::dynprobe_place {
-            kind: match def.kind() {
-                ProbeKind::Kprobe => b::dynprobe_probe_kind_DYNPROBE_KPROBE,
-                ProbeKind::Kretprobe => b::dynprobe_probe_kind_DYNPROBE_KRETPROBE,
-                ProbeKind::FprobeEntry => b::dynprobe_probe_kind_DYNPROBE_FPROBE_ENTRY,
-                ProbeKind::FprobeExit => b::dynprobe_probe_kind_DYNPROBE_FPROBE_EXIT,
-                ProbeKind::FunctionEntry => b::dynprobe_probe_kind_DYNPROBE_FUNCTION_ENTRY,
-                ProbeKind::FunctionExit => b::dynprobe_probe_kind_DYNPROBE_FUNCTION_EXIT,
-                ProbeKind::Tracepoint => return Err(eopnotsupp()),
-            },
-            symbol: match def.full_symbol() {
-                Some(s) => {
-                    symbol.write_str(s).map_err(|_| EINVAL)?;
-                    symbol.as_c().ok_or(EINVAL)?
-                }
-                None => core::ptr::null(),
-            },
-            addr: def.address().unwrap_or(0) as usize,
-            offset: def.offset() as usize,
-            maxactive: def.maxactive() as i32,
-            entry_data_size: (def.entry_args().len() * core::mem::size_of::<u64>()) as u32,
-        };
+        let place = place_of(def, &mut symbol)?;
+        let mut defs = KVec::new();
+        let mut probes = KVec::new();
+        defs.reserve(1, GFP_KERNEL)?;
+        probes.reserve(1, GFP_KERNEL)?;
+        let mut first = core::ptr::null_mut();
         let mut err = 0;
         // SAFETY: all strings are NUL-terminated and live across the call
         // (the C side copies them); `data` is a stable heap address that
-        // outlives the C event, which `Drop` destroys first.
+        // outlives the C event, which `remove` destroys first.
         let handle = unsafe {
             b::dynprobe_event_create(
                 group.as_c().ok_or(EINVAL)?,
@@ -152,51 +169,107 @@ impl Event {
                 print_fmt.as_ptr(),
                 &place,
                 (&*data as *const EventData).cast(),
+                &mut first,
                 &mut err,
             )
         };
-        match NonNull::new(handle) {
-            Some(handle) => Ok(Event {
-                data: ManuallyDrop::new(data),
-                handle,
-                live: true,
-            }),
-            None => Err(Error::from_errno(err)),
-        }
+        let (Some(handle), Some(first)) = (NonNull::new(handle), NonNull::new(first)) else {
+            return Err(Error::from_errno(err));
+        };
+        defs.push(data, GFP_KERNEL)?;
+        probes.push((first, 0), GFP_KERNEL)?;
+        Ok(Event {
+            handle,
+            defs,
+            probes,
+            live: true,
+        })
     }
 
-    /// The compiled definition.
+    /// Adds a probe for `def` (same event, same argument types).
+    pub(crate) fn add_probe(&mut self, def: KVBox<Definition>) -> Result {
+        let data = new_event_data(def)?;
+        let mut symbol = CText::<600>::new();
+        let place = place_of(&data.def, &mut symbol)?;
+        self.defs.reserve(1, GFP_KERNEL)?;
+        self.probes.reserve(1, GFP_KERNEL)?;
+        let mut err = 0;
+        // SAFETY: `handle` is live; `place` and its symbol live across the
+        // call; `data` outlives the probe (kept in `defs`).
+        let probe = unsafe {
+            b::dynprobe_probe_add(
+                self.handle.as_ptr(),
+                &place,
+                (&*data as *const EventData).cast(),
+                &mut err,
+            )
+        };
+        let probe = NonNull::new(probe).ok_or_else(|| Error::from_errno(err))?;
+        self.defs.push(data, GFP_KERNEL)?;
+        self.probes.push((probe, self.defs.len() - 1), GFP_KERNEL)?;
+        Ok(())
+    }
+
+    /// The definitions of the live probes, first one first.
+    pub(crate) fn defs(&self) -> impl Iterator<Item = &Definition> + '_ {
+        self.probes
+            .iter()
+            .filter_map(|&(_, i)| self.defs.get(i).map(|d| &*d.def))
+    }
+
+    /// The first definition: the event's names, fields and format.
     pub(crate) fn def(&self) -> &Definition {
-        &self.data.def
+        self.defs().next().unwrap_or(&EMPTY_DEFINITION)
     }
 
-    /// Enabled somewhere, or referenced (perf, open event files, hist).
+    /// Enabled somewhere, or referenced (perf, hist triggers).
     pub(crate) fn busy(&self) -> bool {
         // SAFETY: `handle` is a live event owned by `self`.
-        unsafe { b::dynprobe_event_busy(self.handle.as_ptr()) }
+        self.live && unsafe { b::dynprobe_event_busy(self.handle.as_ptr()) }
     }
 
-    /// Hits and misses, for kprobe_profile.
-    pub(crate) fn counts(&self) -> (u64, u64) {
-        let (mut hits, mut misses) = (0u64, 0u64);
-        // SAFETY: `handle` is live; the out pointers are valid.
-        unsafe { b::dynprobe_event_counts(self.handle.as_ptr(), &mut hits, &mut misses) };
-        (hits, misses)
+    /// Hits and misses of each live probe, in listing order.
+    pub(crate) fn counts(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.probes.iter().map(|&(probe, _)| {
+            let (mut hits, mut misses) = (0u64, 0u64);
+            // SAFETY: `probe` is live; the out pointers are valid.
+            unsafe { b::dynprobe_probe_counts(probe.as_ptr(), &mut hits, &mut misses) };
+            (hits, misses)
+        })
     }
 
-    /// Removes the trace event and its probe. On error (`EBUSY`) nothing
+    /// Number of live probes.
+    pub(crate) fn nr_probes(&self) -> usize {
+        self.probes.len()
+    }
+
+    /// Removes the probe at listing position `i` (not the last one).
+    pub(crate) fn remove_probe(&mut self, i: usize) -> Result {
+        let &(probe, _) = self.probes.get(i).ok_or(EINVAL)?;
+        // SAFETY: both handles are live and owned by `self`; on success
+        // the probe is freed and dropped from `probes` below.
+        let ret = unsafe { b::dynprobe_probe_remove(self.handle.as_ptr(), probe.as_ptr()) };
+        if ret != 0 {
+            return Err(Error::from_errno(ret));
+        }
+        self.probes.remove(i)?;
+        Ok(())
+    }
+
+    /// Removes the trace event and its probes. On error (`EBUSY`) nothing
     /// changed and the event stays usable.
     pub(crate) fn remove(&mut self) -> Result {
         if !self.live {
             return Ok(());
         }
         // SAFETY: `handle` is live and owned by `self`; after success it
-        // is never used again (`live` is cleared).
+        // and the probes are never used again (`live` is cleared).
         let ret = unsafe { b::dynprobe_event_destroy(self.handle.as_ptr()) };
         if ret != 0 {
             return Err(Error::from_errno(ret));
         }
         self.live = false;
+        self.probes.clear();
         Ok(())
     }
 }
@@ -207,16 +280,14 @@ pub(crate) fn eopnotsupp() -> Error {
 }
 
 impl Drop for Event {
-    /// Frees the definition once no probe handler or trace reader can see
-    /// it. An event that cannot be removed (still referenced at module
+    /// Frees the definitions once no probe handler or trace reader can see
+    /// them. An event that cannot be removed (still referenced at module
     /// unload) is leaked rather than freed under its users.
     fn drop(&mut self) {
         if self.remove().is_err() {
-            pr_err!("event {} still referenced; leaking it\n", self.data.def.event());
-            return;
+            pr_err!("event {} still referenced; leaking it\n", self.def().event());
+            core::mem::forget(core::mem::replace(&mut self.defs, KVec::new()));
         }
-        // SAFETY: dropped exactly once, here, after the C event is gone.
-        unsafe { ManuallyDrop::drop(&mut self.data) };
     }
 }
 

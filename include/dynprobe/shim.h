@@ -77,16 +77,30 @@ struct dynprobe_place {
 
 int dynprobe_events_init(void);
 void dynprobe_events_exit(void);
-/* @def is the Rust definition passed back in the dynprobe_rs_* callbacks. */
+/*
+ * @def is the Rust definition passed back in the dynprobe_rs_* callbacks.
+ * An event is created with its first probe (returned through @first);
+ * more probes with the same argument types can be added to it.
+ */
+struct dynprobe_probe;
 struct dynprobe_event *dynprobe_event_create(const char *group,
 					     const char *name,
 					     const char *print_fmt,
 					     const struct dynprobe_place *place,
-					     const void *def, int *err);
+					     const void *def,
+					     struct dynprobe_probe **first,
+					     int *err);
+struct dynprobe_probe *dynprobe_probe_add(struct dynprobe_event *ev,
+					  const struct dynprobe_place *place,
+					  const void *def, int *err);
+/* -EBUSY while the event is in use; -EINVAL for the event's last probe. */
+int dynprobe_probe_remove(struct dynprobe_event *ev,
+			  struct dynprobe_probe *probe);
 /* -EBUSY (nothing changed) while the event is enabled or referenced. */
 int dynprobe_event_destroy(struct dynprobe_event *ev);
 bool dynprobe_event_busy(struct dynprobe_event *ev);
-void dynprobe_event_counts(struct dynprobe_event *ev, u64 *hits, u64 *misses);
+void dynprobe_probe_counts(struct dynprobe_probe *probe, u64 *hits,
+			   u64 *misses);
 int dynprobe_define_field(struct trace_event_call *call, const char *type,
 			  const char *name, int offset, int size,
 			  bool is_signed);

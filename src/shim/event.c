@@ -1,28 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Trace events and the probes that feed them.
+ * Trace events for dynprobe definitions.
  *
- * Each dynprobe definition owns one struct dynprobe_event: a dynamic
- * trace_event_call (so events/GRP/EVENT has enable, filter, format,
- * trigger, hist and id like any event) and its kprobe, kretprobe or
- * fprobe. fprobes (f events and function events) all share the kernel's
- * one fprobe hook, which finds the probes of a function by its address,
- * so a hit costs the same however many functions are probed. The
- * Rust core supplies the field list, the print fmt, the record (written by
- * its fetch interpreter) and the text of `cat trace`; this file does the
- * kernel plumbing around them.
+ * Each event is a dynamic trace_event_call, so events/GRP/EVENT has
+ * enable, filter, format, trigger, hist and id like any event. The Rust
+ * core supplies the field list, the print fmt, the record (written by its
+ * fetch interpreter) and the text of `cat trace`; this file does the
+ * kernel plumbing around them. The probes feeding an event are in probe.c.
  */
-#include <linux/fprobe.h>
-#include <linux/ftrace.h>
-#include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/perf_event.h>
 #include <linux/rculist.h>
 #include <linux/slab.h>
-#include <linux/trace_events.h>
 #include <linux/trace_seq.h>
 #include "dynprobe/resolved.h"
-#include "dynprobe/shim.h"
+#include "internal.h"
 
 /* An event file (a trace instance) this event is enabled in. */
 struct file_link {
@@ -30,30 +22,6 @@ struct file_link {
 	struct list_head list;
 	struct rcu_head rcu;
 };
-
-#define EVENT_TRACE	1	/* enabled in at least one trace instance */
-#define EVENT_PERF	2	/* enabled for perf */
-
-struct dynprobe_event {
-	struct trace_event_call call;
-	struct trace_event_class class;
-	struct trace_event_functions funcs;
-	struct trace_event_fields fields[2];
-	struct list_head files;
-	unsigned int flags;
-	enum dynprobe_probe_kind kind;
-	const void *def;
-	unsigned long __percpu *nhit;
-	struct kretprobe rp;	/* rp.kp is the kprobe of entry probes */
-	struct fprobe fp;
-	char *func;		/* fprobe target */
-	bool probe_registered;
-};
-
-static bool is_fprobe(const struct dynprobe_event *ev)
-{
-	return ev->kind >= DYNPROBE_FPROBE_ENTRY;
-}
 
 /*
  * Records are assembled in a per-CPU scratch buffer first, so that every
@@ -134,21 +102,22 @@ static void perf_record(struct dynprobe_event *ev, struct pt_regs *regs,
 #endif
 
 /* The common path of every hit: fetch once, then write where enabled. */
-static void dispatch(struct dynprobe_event *ev, struct pt_regs *regs,
-		     const unsigned long *entry_data, unsigned long ip1,
-		     unsigned long ip2)
+void dynprobe_dispatch(struct dynprobe_probe *probe, struct pt_regs *regs,
+		       const unsigned long *entry_data, unsigned long ip1,
+		       unsigned long ip2)
 {
+	struct dynprobe_event *ev = probe->event;
 	unsigned int flags = READ_ONCE(ev->flags);
 	size_t len;
 	u8 *rec;
 
-	raw_cpu_inc(*ev->nhit);
+	raw_cpu_inc(*probe->nhit);
 	if (!flags)
 		return;
 	rec = scratch_get();
 	if (!rec)
 		return;
-	len = dynprobe_rs_record(ev->def, regs, entry_data, rec,
+	len = dynprobe_rs_record(probe->def, regs, entry_data, rec,
 				 DYNPROBE_RECORD_MAX, ip1, ip2);
 	if (len >= sizeof(struct trace_entry)) {
 		if (flags & EVENT_TRACE)
@@ -160,124 +129,30 @@ static void dispatch(struct dynprobe_event *ev, struct pt_regs *regs,
 	}
 	scratch_put();
 }
+NOKPROBE_SYMBOL(dynprobe_dispatch);
 
-static int kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
+static int arm_all(struct dynprobe_event *ev)
 {
-	struct dynprobe_event *ev = container_of(kp, struct dynprobe_event, rp.kp);
-
-	dispatch(ev, regs, NULL, (unsigned long)kp->addr, 0);
-	return 0;
-}
-NOKPROBE_SYMBOL(kprobe_hit);
-
-static int kretprobe_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct kretprobe *rp = get_kretprobe(ri);
-	struct dynprobe_event *ev;
-
-	if (unlikely(!rp))
-		return -ENOENT;
-	ev = container_of(rp, struct dynprobe_event, rp);
-	if (rp->data_size)
-		dynprobe_rs_store_entry(ev->def, regs, (unsigned long *)ri->data);
-	return 0;
-}
-NOKPROBE_SYMBOL(kretprobe_entry);
-
-static int kretprobe_hit(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct kretprobe *rp = get_kretprobe(ri);
-	struct dynprobe_event *ev;
-
-	if (unlikely(!rp))
-		return 0;
-	ev = container_of(rp, struct dynprobe_event, rp);
-	dispatch(ev, regs, rp->data_size ? (unsigned long *)ri->data : NULL,
-		 (unsigned long)rp->kp.addr, get_kretprobe_retaddr(ri));
-	return 0;
-}
-NOKPROBE_SYMBOL(kretprobe_hit);
-
-/*
- * On x86_64 ftrace_regs holds a pt_regs whose argument, stack pointer,
- * frame pointer, ip and return value registers are valid: the same
- * fetchers serve kprobes and fprobes.
- */
-static int fprobe_entry(struct fprobe *fp, unsigned long entry_ip,
-			unsigned long ret_ip, struct ftrace_regs *fregs,
-			void *entry_data)
-{
-	struct dynprobe_event *ev = container_of(fp, struct dynprobe_event, fp);
-	struct pt_regs *regs = ftrace_partial_regs(fregs, NULL);
-
-	switch (ev->kind) {
-	case DYNPROBE_FPROBE_ENTRY:
-		dispatch(ev, regs, NULL, entry_ip, 0);
-		break;
-	case DYNPROBE_FUNCTION_ENTRY:
-		dispatch(ev, regs, NULL, ret_ip, entry_ip);
-		break;
-	default:
-		/* Exit events: keep what the exit needs of the entry. */
-		if (fp->entry_data_size)
-			dynprobe_rs_store_entry(ev->def, regs, entry_data);
-		break;
-	}
-	return 0;
-}
-NOKPROBE_SYMBOL(fprobe_entry);
-
-static void fprobe_exit(struct fprobe *fp, unsigned long entry_ip,
-			unsigned long ret_ip, struct ftrace_regs *fregs,
-			void *entry_data)
-{
-	struct dynprobe_event *ev = container_of(fp, struct dynprobe_event, fp);
-	struct pt_regs *regs = ftrace_partial_regs(fregs, NULL);
-	const unsigned long *data = fp->entry_data_size ? entry_data : NULL;
-
-	if (ev->kind == DYNPROBE_FPROBE_EXIT)
-		dispatch(ev, regs, data, entry_ip, ret_ip);
-	else
-		dispatch(ev, regs, data, ret_ip, entry_ip);
-}
-NOKPROBE_SYMBOL(fprobe_exit);
-
-/*
- * kprobes stay registered (disabled) from creation; fprobes are registered
- * only while enabled, since a registered fprobe hooks its function.
- */
-static int arm_probe(struct dynprobe_event *ev)
-{
+	struct dynprobe_probe *probe;
 	int ret;
 
-	switch (ev->kind) {
-	case DYNPROBE_KPROBE:
-		return enable_kprobe(&ev->rp.kp);
-	case DYNPROBE_KRETPROBE:
-		return enable_kretprobe(&ev->rp);
-	default:
-		ret = register_fprobe(&ev->fp, ev->func, NULL);
-		if (!ret)
-			ev->probe_registered = true;
-		return ret;
+	list_for_each_entry(probe, &ev->probes, list) {
+		ret = dynprobe_probe_arm(probe);
+		if (ret) {
+			list_for_each_entry_continue_reverse(probe, &ev->probes, list)
+				dynprobe_probe_disarm(probe);
+			return ret;
+		}
 	}
+	return 0;
 }
 
-static void disarm_probe(struct dynprobe_event *ev)
+static void disarm_all(struct dynprobe_event *ev)
 {
-	switch (ev->kind) {
-	case DYNPROBE_KPROBE:
-		disable_kprobe(&ev->rp.kp);
-		break;
-	case DYNPROBE_KRETPROBE:
-		disable_kretprobe(&ev->rp);
-		break;
-	default:
-		if (ev->probe_registered)
-			unregister_fprobe(&ev->fp);
-		ev->probe_registered = false;
-		break;
-	}
+	struct dynprobe_probe *probe;
+
+	list_for_each_entry(probe, &ev->probes, list)
+		dynprobe_probe_disarm(probe);
 }
 
 static void free_link(struct rcu_head *head)
@@ -287,7 +162,7 @@ static void free_link(struct rcu_head *head)
 
 /*
  * Enabling takes a module reference, so that rmmod is refused while an
- * event is enabled for tracing or perf.
+ * event is enabled for tracing or perf. Called with event_mutex held.
  */
 static int enable_event(struct dynprobe_event *ev, struct trace_event_file *file)
 {
@@ -311,7 +186,7 @@ static int enable_event(struct dynprobe_event *ev, struct trace_event_file *file
 	}
 	if (was_enabled)
 		return 0;
-	ret = arm_probe(ev);
+	ret = arm_all(ev);
 	if (ret) {
 		if (link) {
 			list_del_rcu(&link->list);
@@ -348,7 +223,7 @@ static int disable_event(struct dynprobe_event *ev, struct trace_event_file *fil
 		WRITE_ONCE(ev->flags, ev->flags & ~EVENT_PERF);
 	}
 	if (!ev->flags)
-		disarm_probe(ev);
+		disarm_all(ev);
 	module_put(THIS_MODULE);
 	return 0;
 }
@@ -412,86 +287,7 @@ static void free_event(struct dynprobe_event *ev)
 	kfree(ev->call.print_fmt);
 	kfree(ev->call.name);
 	kfree(ev->class.system);
-	kfree(ev->rp.kp.symbol_name);
-	kfree(ev->func);
-	free_percpu(ev->nhit);
 	kfree(ev);
-}
-
-/*
- * Whether ftrace can hook @func (it is in available_filter_functions).
- * The kernel's own check, fprobe_count_ips_from_filter(), is not
- * exported; matching the name into the filter of an ftrace_ops that is
- * never registered asks ftrace the same question without hooking anything.
- */
-static int fprobe_target_check(char *func)
-{
-	static struct ftrace_ops check_ops;
-	static DEFINE_MUTEX(check_lock);
-	int ret;
-
-	mutex_lock(&check_lock);
-	ret = ftrace_set_filter(&check_ops, func, strlen(func), 1);
-	ftrace_free_filter(&check_ops);
-	mutex_unlock(&check_lock);
-	return ret ? -ENOENT : 0;
-}
-
-static int register_probe(struct dynprobe_event *ev,
-			  const struct dynprobe_place *place)
-{
-	struct kprobe *kp = &ev->rp.kp;
-
-	if (is_fprobe(ev)) {
-		if (!place->symbol)
-			return -EINVAL;
-		ev->func = kstrdup(place->symbol, GFP_KERNEL);
-		if (!ev->func)
-			return -ENOMEM;
-		ev->fp.entry_handler = fprobe_entry;
-		if (ev->kind == DYNPROBE_FPROBE_EXIT ||
-		    ev->kind == DYNPROBE_FUNCTION_EXIT) {
-			ev->fp.exit_handler = fprobe_exit;
-			ev->fp.entry_data_size = place->entry_data_size;
-		}
-		/* Registered when enabled; check the target exists now. */
-		return fprobe_target_check(ev->func);
-	}
-	if (place->symbol) {
-		kp->symbol_name = kstrdup(place->symbol, GFP_KERNEL);
-		if (!kp->symbol_name)
-			return -ENOMEM;
-		kp->offset = place->offset;
-	} else {
-		kp->addr = (kprobe_opcode_t *)place->addr;
-	}
-	/* Registered disabled: enabling the event arms it. */
-	kp->flags = KPROBE_FLAG_DISABLED;
-	if (ev->kind == DYNPROBE_KRETPROBE) {
-		ev->rp.handler = kretprobe_hit;
-		ev->rp.entry_handler = place->entry_data_size ? kretprobe_entry : NULL;
-		ev->rp.data_size = place->entry_data_size;
-		ev->rp.maxactive = place->maxactive;
-		return register_kretprobe(&ev->rp);
-	}
-	kp->pre_handler = kprobe_hit;
-	return register_kprobe(kp);
-}
-
-static void unregister_probe(struct dynprobe_event *ev)
-{
-	if (!ev->probe_registered)
-		return;
-	if (is_fprobe(ev)) {
-		unregister_fprobe(&ev->fp);
-		ev->probe_registered = false;
-		return;
-	}
-	if (ev->kind == DYNPROBE_KRETPROBE)
-		unregister_kretprobe(&ev->rp);
-	else
-		unregister_kprobe(&ev->rp.kp);
-	ev->probe_registered = false;
 }
 
 /* Whether an event of this name already exists anywhere in tracefs. */
@@ -505,12 +301,39 @@ static bool event_exists(const char *group, const char *name)
 	return true;
 }
 
+static struct dynprobe_probe *new_probe(struct dynprobe_event *ev,
+					const struct dynprobe_place *place,
+					const void *def, int *err)
+{
+	struct dynprobe_probe *probe;
+	int ret;
+
+	probe = kzalloc(sizeof(*probe), GFP_KERNEL);
+	if (!probe) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	INIT_LIST_HEAD(&probe->list);
+	probe->event = ev;
+	probe->def = def;
+	ret = dynprobe_probe_setup(probe, place);
+	if (ret) {
+		dynprobe_probe_teardown(probe);
+		*err = ret;
+		return NULL;
+	}
+	return probe;
+}
+
 struct dynprobe_event *dynprobe_event_create(const char *group,
 					     const char *name,
 					     const char *print_fmt,
 					     const struct dynprobe_place *place,
-					     const void *def, int *err)
+					     const void *def,
+					     struct dynprobe_probe **first,
+					     int *err)
 {
+	struct dynprobe_probe *probe;
 	struct dynprobe_event *ev;
 	int ret = -ENOMEM;
 
@@ -518,15 +341,13 @@ struct dynprobe_event *dynprobe_event_create(const char *group,
 	if (!ev)
 		goto fail;
 	INIT_LIST_HEAD(&ev->files);
+	INIT_LIST_HEAD(&ev->probes);
 	INIT_LIST_HEAD(&ev->class.fields);
-	ev->kind = place->kind;
 	ev->def = def;
-	ev->nhit = alloc_percpu(unsigned long);
 	ev->call.name = kstrdup(name, GFP_KERNEL);
 	ev->class.system = kstrdup(group, GFP_KERNEL);
 	ev->call.print_fmt = kstrdup(print_fmt, GFP_KERNEL);
-	if (!ev->nhit || !ev->call.name || !ev->class.system ||
-	    !ev->call.print_fmt)
+	if (!ev->call.name || !ev->class.system || !ev->call.print_fmt)
 		goto fail_free;
 
 	ev->fields[0].type = TRACE_FUNCTION_TYPE;
@@ -537,18 +358,19 @@ struct dynprobe_event *dynprobe_event_create(const char *group,
 	ev->call.class = &ev->class;
 	ev->call.event.funcs = &ev->funcs;
 	ev->call.flags = TRACE_EVENT_FL_DYNAMIC |
-		(is_fprobe(ev) ? TRACE_EVENT_FL_FPROBE : TRACE_EVENT_FL_KPROBE);
-
-	ret = register_probe(ev, place);
-	if (ret)
-		goto fail_free;
-	ev->probe_registered = !is_fprobe(ev);
+		(dynprobe_is_fprobe(place->kind) ? TRACE_EVENT_FL_FPROBE :
+						   TRACE_EVENT_FL_KPROBE);
 
 	/* Checked before taking event_mutex, which the lookup takes itself. */
 	if (event_exists(group, name)) {
 		ret = -EEXIST;
-		goto fail_unregister;
+		goto fail_free;
 	}
+	probe = new_probe(ev, place, def, &ret);
+	if (!probe)
+		goto fail_free;
+	list_add_tail(&probe->list, &ev->probes);
+
 	mutex_lock(dynprobe_ksyms.event_mutex);
 	if (!register_trace_event(&ev->call.event)) {
 		ret = -ENODEV;
@@ -559,11 +381,12 @@ struct dynprobe_event *dynprobe_event_create(const char *group,
 	}
 	mutex_unlock(dynprobe_ksyms.event_mutex);
 	if (ret)
-		goto fail_unregister;
+		goto fail_probe;
+	*first = probe;
 	return ev;
 
-fail_unregister:
-	unregister_probe(ev);
+fail_probe:
+	dynprobe_probe_teardown(probe);
 fail_free:
 	free_event(ev);
 fail:
@@ -571,14 +394,56 @@ fail:
 	return NULL;
 }
 
+struct dynprobe_probe *dynprobe_probe_add(struct dynprobe_event *ev,
+					  const struct dynprobe_place *place,
+					  const void *def, int *err)
+{
+	struct dynprobe_probe *probe = new_probe(ev, place, def, err);
+	int ret = 0;
+
+	if (!probe)
+		return NULL;
+	mutex_lock(dynprobe_ksyms.event_mutex);
+	if (ev->flags)
+		ret = dynprobe_probe_arm(probe);
+	if (!ret)
+		list_add_tail(&probe->list, &ev->probes);
+	mutex_unlock(dynprobe_ksyms.event_mutex);
+	if (ret) {
+		dynprobe_probe_teardown(probe);
+		*err = ret;
+		return NULL;
+	}
+	return probe;
+}
+
+int dynprobe_probe_remove(struct dynprobe_event *ev,
+			  struct dynprobe_probe *probe)
+{
+	int ret = 0;
+
+	mutex_lock(dynprobe_ksyms.event_mutex);
+	if (dynprobe_event_busy(ev))
+		ret = -EBUSY;
+	else if (list_is_singular(&ev->probes))
+		ret = -EINVAL;	/* the last probe goes with its event */
+	else
+		list_del(&probe->list);
+	mutex_unlock(dynprobe_ksyms.event_mutex);
+	if (!ret)
+		dynprobe_probe_teardown(probe);
+	return ret;
+}
+
 int dynprobe_event_destroy(struct dynprobe_event *ev)
 {
+	struct dynprobe_probe *probe, *tmp;
 	int ret;
 
 	mutex_lock(dynprobe_ksyms.event_mutex);
 	/*
-	 * trace_remove_event_call() only refuses enabled events; open event
-	 * files and hist triggers hold the dynamic reference count instead.
+	 * trace_remove_event_call() only refuses enabled events; hist
+	 * triggers and perf hold the dynamic reference count instead.
 	 */
 	if (dynprobe_event_busy(ev))
 		ret = -EBUSY;
@@ -587,8 +452,11 @@ int dynprobe_event_destroy(struct dynprobe_event *ev)
 	mutex_unlock(dynprobe_ksyms.event_mutex);
 	if (ret)
 		return ret;
-	/* Returns once no handler runs any more (it waits for RCU). */
-	unregister_probe(ev);
+	/* Each teardown returns once no handler of the probe runs. */
+	list_for_each_entry_safe(probe, tmp, &ev->probes, list) {
+		list_del(&probe->list);
+		dynprobe_probe_teardown(probe);
+	}
 	/* File links are freed through call_rcu: let them go first. */
 	rcu_barrier();
 	free_event(ev);
@@ -601,20 +469,16 @@ bool dynprobe_event_busy(struct dynprobe_event *ev)
 	return READ_ONCE(ev->flags) || atomic_read(&ev->call.refcnt);
 }
 
-void dynprobe_event_counts(struct dynprobe_event *ev, u64 *hits, u64 *misses)
+void dynprobe_probe_counts(struct dynprobe_probe *probe, u64 *hits,
+			   u64 *misses)
 {
 	unsigned long sum = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		sum += *per_cpu_ptr(ev->nhit, cpu);
+		sum += *per_cpu_ptr(probe->nhit, cpu);
 	*hits = sum;
-	if (is_fprobe(ev))
-		*misses = ev->fp.nmissed;
-	else
-		*misses = ev->rp.kp.nmissed;
-	if (ev->kind == DYNPROBE_KRETPROBE)
-		*misses += ev->rp.nmissed;
+	*misses = dynprobe_probe_misses(probe);
 }
 
 int dynprobe_events_init(void)
