@@ -9,22 +9,42 @@ use crate::sys::bindings as b;
 /// Resolves through kallsyms.
 pub(crate) struct KernelResolver;
 
-impl KernelResolver {
-    fn lookup(name: &str) -> Option<u64> {
-        // KSYM_NAME_LEN is 512; longer names cannot exist.
+/// A symbol name as a C string (KSYM_NAME_LEN is 512: longer names
+/// cannot exist).
+struct SymbolName([u8; 520]);
+
+impl SymbolName {
+    fn new(name: &str) -> Option<Self> {
         let mut buf = [0u8; 520];
-        let dst = buf.get_mut(..name.len())?;
-        dst.copy_from_slice(name.as_bytes());
-        if name.as_bytes().contains(&0) {
+        if name.len() >= buf.len() || name.as_bytes().contains(&0) {
             return None;
         }
-        // SAFETY: `buf` holds the name followed by at least one NUL.
-        let addr = unsafe { b::dynprobe_lookup_symbol(buf.as_ptr()) };
+        buf.get_mut(..name.len())?.copy_from_slice(name.as_bytes());
+        Some(SymbolName(buf))
+    }
+}
+
+impl KernelResolver {
+    fn lookup(name: &str) -> Option<u64> {
+        let name = SymbolName::new(name)?;
+        // SAFETY: the buffer holds the name followed by a NUL.
+        let addr = unsafe { b::dynprobe_lookup_symbol(name.0.as_ptr()) };
         (addr != 0).then_some(addr as u64)
     }
 }
 
 impl Resolver for KernelResolver {
+    fn function_exists(&self, module: Option<&str>, symbol: &str) -> Option<bool> {
+        if module.is_some() {
+            return None;
+        }
+        let Some(name) = SymbolName::new(symbol) else {
+            return Some(false);
+        };
+        // SAFETY: the buffer holds the name followed by a NUL.
+        Some(unsafe { b::dynprobe_function_traceable(name.0.as_ptr()) })
+    }
+
     fn symbol_address(&self, name: &str) -> Option<u64> {
         Self::lookup(name)
     }

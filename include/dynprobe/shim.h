@@ -75,6 +75,9 @@ struct dynprobe_place {
 	unsigned int entry_data_size;
 };
 
+/* Whether ftrace can hook @func (fprobes and function events). */
+bool dynprobe_function_traceable(const char *func);
+
 int dynprobe_events_init(void);
 void dynprobe_events_exit(void);
 /*

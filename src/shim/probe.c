@@ -102,17 +102,23 @@ NOKPROBE_SYMBOL(fprobe_exit);
  * exported; matching the name into the filter of an ftrace_ops that is
  * never registered asks ftrace the same question without hooking anything.
  */
-static int fprobe_target_check(char *func)
+static int fprobe_target_check(const char *func)
 {
 	static struct ftrace_ops check_ops;
 	static DEFINE_MUTEX(check_lock);
 	int ret;
 
 	mutex_lock(&check_lock);
-	ret = ftrace_set_filter(&check_ops, func, strlen(func), 1);
+	/* ftrace_set_filter() does not modify the name it is given. */
+	ret = ftrace_set_filter(&check_ops, (unsigned char *)func, strlen(func), 1);
 	ftrace_free_filter(&check_ops);
 	mutex_unlock(&check_lock);
 	return ret ? -ENOENT : 0;
+}
+
+bool dynprobe_function_traceable(const char *func)
+{
+	return !fprobe_target_check(func);
 }
 
 /*
