@@ -50,15 +50,28 @@ impl Resolver for KernelResolver {
     }
 
     fn check_probe_symbol(&self, module: Option<&str>, symbol: &str) -> SymbolCheck {
-        // A symbol of a module that is not loaded is checked when the
-        // probe registers, as the kernel does.
-        if module.is_some() {
-            return SymbolCheck::Ok;
-        }
-        if Self::lookup(symbol).is_some() {
-            SymbolCheck::Ok
-        } else {
-            SymbolCheck::NotFound
+        let Some(name) = SymbolName::new(symbol) else {
+            return SymbolCheck::NotFound;
+        };
+        let module_name = match module {
+            Some(m) => match SymbolName::new(m) {
+                Some(m) => Some(m),
+                None => return SymbolCheck::NotFound,
+            },
+            None => None,
+        };
+        let module_ptr = module_name
+            .as_ref()
+            .map_or(core::ptr::null(), |m| m.0.as_ptr());
+        // SAFETY: both names are NUL-terminated buffers (or null for the
+        // module) that live across the call.
+        let count = unsafe { b::dynprobe_count_symbols(module_ptr, name.0.as_ptr()) };
+        match count {
+            // A module that is not loaded yet is checked when it loads.
+            0 if module.is_some() => SymbolCheck::Ok,
+            0 => SymbolCheck::NotFound,
+            1 => SymbolCheck::Ok,
+            _ => SymbolCheck::NotUnique,
         }
     }
 }

@@ -31,6 +31,17 @@ struct dynprobe_kernel_symbols {
 	 * table must outlive this module: we log with the kernel's own.
 	 */
 	const char **trace_probe_err_text;
+	/*
+	 * kernel/kallsyms.c, kernel/module/kallsyms.c: counting the symbols
+	 * of a name, so that a probe on a non-unique symbol is refused
+	 * (NON_UNIQ_SYMBOL) as the kernel's kprobe events refuse it.
+	 */
+	int (*kallsyms_on_each_match_symbol)(int (*fn)(void *, unsigned long),
+					     const char *name, void *data);
+	int (*module_kallsyms_on_each_symbol)(const char *modname,
+					      int (*fn)(void *, const char *,
+							unsigned long),
+					      void *data);
 };
 
 extern struct dynprobe_kernel_symbols dynprobe_ksyms;

@@ -314,6 +314,7 @@ static struct dynprobe_probe *new_probe(struct dynprobe_event *ev,
 		return NULL;
 	}
 	INIT_LIST_HEAD(&probe->list);
+	INIT_LIST_HEAD(&probe->module_list);
 	probe->event = ev;
 	probe->def = def;
 	ret = dynprobe_probe_setup(probe, place);
@@ -483,12 +484,22 @@ void dynprobe_probe_counts(struct dynprobe_probe *probe, u64 *hits,
 
 int dynprobe_events_init(void)
 {
+	int ret;
+
 	scratch = alloc_percpu(struct scratch);
-	return scratch ? 0 : -ENOMEM;
+	if (!scratch)
+		return -ENOMEM;
+	ret = dynprobe_probes_init();
+	if (ret) {
+		free_percpu(scratch);
+		scratch = NULL;
+	}
+	return ret;
 }
 
 void dynprobe_events_exit(void)
 {
+	dynprobe_probes_exit();
 	free_percpu(scratch);
 	scratch = NULL;
 }

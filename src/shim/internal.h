@@ -40,6 +40,8 @@ struct dynprobe_probe {
 	struct fprobe fp;
 	char *func;		/* fprobe target */
 	bool registered;
+	/* In module_probes while the place is in a module (MOD:SYM). */
+	struct list_head module_list;
 };
 
 /* event.c: the common path of every hit. */
@@ -54,6 +56,8 @@ int dynprobe_probe_arm(struct dynprobe_probe *probe);
 void dynprobe_probe_disarm(struct dynprobe_probe *probe);
 void dynprobe_probe_teardown(struct dynprobe_probe *probe);
 u64 dynprobe_probe_misses(struct dynprobe_probe *probe);
+int dynprobe_probes_init(void);
+void dynprobe_probes_exit(void);
 
 static inline bool dynprobe_is_fprobe(enum dynprobe_probe_kind kind)
 {

@@ -10,6 +10,7 @@
 #include <linux/ftrace.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include "dynprobe/resolved.h"
 #include "internal.h"
 
 static int kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
@@ -108,17 +109,109 @@ static int fprobe_target_check(const char *func)
 	static DEFINE_MUTEX(check_lock);
 	int ret;
 
+	char *glob;
+
+	/* ftrace_set_filter() edits the pattern it is given: use a copy. */
+	glob = kstrdup(func, GFP_KERNEL);
+	if (!glob)
+		return -ENOMEM;
 	mutex_lock(&check_lock);
-	/* ftrace_set_filter() does not modify the name it is given. */
-	ret = ftrace_set_filter(&check_ops, (unsigned char *)func, strlen(func), 1);
+	ret = ftrace_set_filter(&check_ops, glob, strlen(glob), 1);
 	ftrace_free_filter(&check_ops);
 	mutex_unlock(&check_lock);
+	kfree(glob);
 	return ret ? -ENOENT : 0;
 }
 
 bool dynprobe_function_traceable(const char *func)
 {
 	return !fprobe_target_check(func);
+}
+
+/*
+ * kprobes on module functions (MOD:SYM) may be defined before the module
+ * loads, and survive its unloading: they are (re)registered whenever the
+ * module comes, as the kernel's kprobe events are.
+ */
+static LIST_HEAD(module_probes);
+static DEFINE_MUTEX(module_probes_lock);
+
+static int register_kprobe_kind(struct dynprobe_probe *probe, bool armed)
+{
+	struct kprobe *kp = &probe->rp.kp;
+	int ret;
+
+	/* A kprobe is registered by symbol again after an unregister. */
+	INIT_HLIST_NODE(&kp->hlist);
+	INIT_LIST_HEAD(&kp->list);
+	if (kp->symbol_name)
+		kp->addr = NULL;
+	kp->flags = armed ? 0 : KPROBE_FLAG_DISABLED;
+	if (probe->kind == DYNPROBE_KRETPROBE)
+		ret = register_kretprobe(&probe->rp);
+	else
+		ret = register_kprobe(kp);
+	probe->registered = !ret;
+	return ret;
+}
+
+static void unregister_kprobe_kind(struct dynprobe_probe *probe)
+{
+	if (!probe->registered)
+		return;
+	if (probe->kind == DYNPROBE_KRETPROBE)
+		unregister_kretprobe(&probe->rp);
+	else
+		unregister_kprobe(&probe->rp.kp);
+	probe->registered = false;
+}
+
+static bool in_module(struct dynprobe_probe *probe, const char *module)
+{
+	const char *sym = probe->rp.kp.symbol_name;
+	size_t len = strlen(module);
+
+	return sym && !strncmp(sym, module, len) && sym[len] == ':';
+}
+
+static int module_coming(struct notifier_block *nb, unsigned long state,
+			 void *data)
+{
+	struct module *mod = data;
+	struct dynprobe_probe *probe;
+
+	if (state != MODULE_STATE_COMING)
+		return NOTIFY_DONE;
+	mutex_lock(&module_probes_lock);
+	list_for_each_entry(probe, &module_probes, module_list) {
+		if (!in_module(probe, mod->name))
+			continue;
+		/* event_mutex orders this against enabling and disabling. */
+		mutex_lock(dynprobe_ksyms.event_mutex);
+		unregister_kprobe_kind(probe);
+		if (register_kprobe_kind(probe, READ_ONCE(probe->event->flags)))
+			pr_warn("cannot probe %s in module %s\n",
+				probe->rp.kp.symbol_name, mod->name);
+		mutex_unlock(dynprobe_ksyms.event_mutex);
+	}
+	mutex_unlock(&module_probes_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block module_nb = {
+	.notifier_call = module_coming,
+	/* After the kprobes core has prepared the module's text. */
+	.priority = 1,
+};
+
+int dynprobe_probes_init(void)
+{
+	return register_module_notifier(&module_nb);
+}
+
+void dynprobe_probes_exit(void)
+{
+	unregister_module_notifier(&module_nb);
 }
 
 /*
@@ -160,20 +253,26 @@ int dynprobe_probe_setup(struct dynprobe_probe *probe,
 	} else {
 		kp->addr = (kprobe_opcode_t *)place->addr;
 	}
-	kp->flags = KPROBE_FLAG_DISABLED;
 	if (probe->kind == DYNPROBE_KRETPROBE) {
 		probe->rp.handler = kretprobe_hit;
 		if (place->entry_data_size)
 			probe->rp.entry_handler = kretprobe_entry;
 		probe->rp.data_size = place->entry_data_size;
 		probe->rp.maxactive = place->maxactive;
-		ret = register_kretprobe(&probe->rp);
 	} else {
 		kp->pre_handler = kprobe_hit;
-		ret = register_kprobe(kp);
 	}
-	if (!ret)
-		probe->registered = true;
+	ret = register_kprobe_kind(probe, false);
+	if (place->symbol && strchr(place->symbol, ':')) {
+		/* Not loaded yet: registered when the module comes. */
+		if (ret == -ENOENT)
+			ret = 0;
+		if (!ret) {
+			mutex_lock(&module_probes_lock);
+			list_add_tail(&probe->module_list, &module_probes);
+			mutex_unlock(&module_probes_lock);
+		}
+	}
 	return ret;
 }
 
@@ -182,13 +281,20 @@ int dynprobe_probe_arm(struct dynprobe_probe *probe)
 	int ret;
 
 	switch (probe->kind) {
+	/* A probe whose module is not there is armed when it comes. */
 	case DYNPROBE_KPROBE:
+		if (!probe->registered || kprobe_gone(&probe->rp.kp))
+			return 0;
 		return enable_kprobe(&probe->rp.kp);
 	case DYNPROBE_KRETPROBE:
+		if (!probe->registered || kprobe_gone(&probe->rp.kp))
+			return 0;
 		return enable_kretprobe(&probe->rp);
 	default:
 		ret = register_fprobe(&probe->fp, probe->func, NULL);
-		if (!ret)
+		if (ret)
+			pr_warn("cannot register fprobe on %s: %d\n", probe->func, ret);
+		else
 			probe->registered = true;
 		return ret;
 	}
@@ -198,10 +304,12 @@ void dynprobe_probe_disarm(struct dynprobe_probe *probe)
 {
 	switch (probe->kind) {
 	case DYNPROBE_KPROBE:
-		disable_kprobe(&probe->rp.kp);
+		if (probe->registered && !kprobe_gone(&probe->rp.kp))
+			disable_kprobe(&probe->rp.kp);
 		break;
 	case DYNPROBE_KRETPROBE:
-		disable_kretprobe(&probe->rp);
+		if (probe->registered && !kprobe_gone(&probe->rp.kp))
+			disable_kretprobe(&probe->rp);
 		break;
 	default:
 		if (probe->registered)
@@ -214,13 +322,16 @@ void dynprobe_probe_disarm(struct dynprobe_probe *probe)
 /* Returns once no handler of the probe runs any more, and frees it. */
 void dynprobe_probe_teardown(struct dynprobe_probe *probe)
 {
-	if (probe->registered) {
-		if (dynprobe_is_fprobe(probe->kind))
+	if (!list_empty(&probe->module_list)) {
+		mutex_lock(&module_probes_lock);
+		list_del(&probe->module_list);
+		mutex_unlock(&module_probes_lock);
+	}
+	if (dynprobe_is_fprobe(probe->kind)) {
+		if (probe->registered)
 			unregister_fprobe(&probe->fp);
-		else if (probe->kind == DYNPROBE_KRETPROBE)
-			unregister_kretprobe(&probe->rp);
-		else
-			unregister_kprobe(&probe->rp.kp);
+	} else {
+		unregister_kprobe_kind(probe);
 	}
 	kfree(probe->rp.kp.symbol_name);
 	kfree(probe->func);

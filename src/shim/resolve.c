@@ -34,6 +34,11 @@ static const struct resolved_symbol resolved_symbols[] = {
 	  SLOT(tracing_log_err) },
 	{ "trace_probe_err_text", "error_log messages that outlive the module",
 	  false, SLOT(trace_probe_err_text) },
+	{ "kallsyms_on_each_match_symbol", "refusing non-unique probe symbols",
+	  true, SLOT(kallsyms_on_each_match_symbol) },
+	{ "module_kallsyms_on_each_symbol",
+	  "refusing non-unique module probe symbols", true,
+	  SLOT(module_kallsyms_on_each_symbol) },
 };
 
 /*
@@ -118,6 +123,46 @@ int dynprobe_resolve_symbols(void)
 		*sym->slot = (void *)addr;
 	}
 	return 0;
+}
+
+static int count_symbol(void *data, unsigned long unused)
+{
+	(*(unsigned int *)data)++;
+	return 0;
+}
+
+struct symbol_count {
+	const char *name;
+	unsigned int count;
+};
+
+static int count_module_symbol(void *data, const char *name,
+			       unsigned long unused)
+{
+	struct symbol_count *ctx = data;
+
+	if (!strcmp(name, ctx->name))
+		ctx->count++;
+	return 0;
+}
+
+/*
+ * How many symbols are called @name: in vmlinux if there are any there
+ * (module symbols do not shadow them), else in @module or all modules.
+ */
+unsigned int dynprobe_count_symbols(const char *module, const char *name)
+{
+	struct symbol_count ctx = { .name = name };
+
+	if (!module) {
+		dynprobe_ksyms.kallsyms_on_each_match_symbol(count_symbol, name,
+							     &ctx.count);
+		if (ctx.count)
+			return ctx.count;
+	}
+	dynprobe_ksyms.module_kallsyms_on_each_symbol(module,
+						      count_module_symbol, &ctx);
+	return ctx.count;
 }
 
 unsigned long dynprobe_lookup_symbol(const char *name)
