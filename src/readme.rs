@@ -37,6 +37,6 @@ lists them. Errors are reported in the tracing error_log.
 \t     kernel return probes support: $retval, $arg<N>, $comm
 \t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, char, string, symbol,
 \t           b<bit-width>@<bit-offset>/<container-size>, ustring,
-\t           symstr, <type>\\[<array-size>\\]
+\t           symstr, %pd/%pD, <type>\\[<array-size>\\]
   kprobe_profile\t- Hits and misses of each kprobe_events event
 ";

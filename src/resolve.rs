@@ -34,6 +34,16 @@ impl KernelResolver {
 }
 
 impl Resolver for KernelResolver {
+    fn dentry_name_offset(&self) -> u64 {
+        // SAFETY: returns a constant of the kernel's struct layout.
+        unsafe { b::dynprobe_dentry_name_offset() as u64 }
+    }
+
+    fn file_dentry_offset(&self) -> u64 {
+        // SAFETY: returns a constant of the kernel's struct layout.
+        unsafe { b::dynprobe_file_dentry_offset() as u64 }
+    }
+
     fn function_exists(&self, module: Option<&str>, symbol: &str) -> Option<bool> {
         if module.is_some() {
             return None;

@@ -117,6 +117,8 @@ void dynprobe_current_comm(u8 *dst, size_t len);
 size_t dynprobe_sprint_symbol(u8 *buf, size_t len, unsigned long addr,
 			      bool with_offset);
 unsigned long dynprobe_regs_arg(struct pt_regs *regs, unsigned int n);
+unsigned long dynprobe_dentry_name_offset(void);
+unsigned long dynprobe_file_dentry_offset(void);
 unsigned long dynprobe_regs_stack_nth(struct pt_regs *regs, unsigned int n);
 
 /* Implemented in Rust, called from the probe handlers and event callbacks. */

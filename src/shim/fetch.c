@@ -5,6 +5,8 @@
  * helpers in the kernel, so wrapped here), the current comm and symbol
  * names. None of these sleep.
  */
+#include <linux/dcache.h>
+#include <linux/fs.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/ptrace.h>
@@ -57,3 +59,14 @@ unsigned long dynprobe_regs_stack_nth(struct pt_regs *regs, unsigned int n)
 	return regs_get_kernel_stack_nth(regs, n);
 }
 NOKPROBE_SYMBOL(dynprobe_regs_stack_nth);
+
+/* Layout facts the :%pd and :%pD fetch types need (dentry name, file path). */
+unsigned long dynprobe_dentry_name_offset(void)
+{
+	return offsetof(struct dentry, d_name.name);
+}
+
+unsigned long dynprobe_file_dentry_offset(void)
+{
+	return offsetof(struct file, f_path.dentry);
+}
