@@ -75,12 +75,20 @@ for c in LABEL:
     row("main", c)
 tiers = sorted({int(ph[5:]) for ph, _ in samples if ph.startswith("scale")})
 for t in tiers:
-    row(f"scale{t}", "k_fentry", f"kernel fprobe entry event, {t} other(s) enabled")
-    row(f"scale{t}", "d_func", f"dynprobe function event, {t} other(s) enabled")
+    row(f"scale{t}", "k_fentry", f"kernel fprobe entry event, {t}+{t} others enabled")
+    row(f"scale{t}", "d_func", f"dynprobe function event, {t}+{t} others enabled")
+    row(f"scale{t}", "hook_ftrace_rb", f"bare ftrace_ops + raw write, {t}+{t} others enabled")
 
 
-def ratio(a, b, target, what):
-    oa, ob = over(a), over(b)
+def norm(key, ref):
+    """Overhead of key divided by that of ref in the same round."""
+    o, r = over(key), over(ref)
+    return {k: o[k] / r[k] for k in o if k in r and r[k] > 0}
+
+
+def ratio(a, b, target, what, oa=None, ob=None):
+    if oa is None:
+        oa, ob = over(a), over(b)
     if not oa or not ob:
         return
     r = med(oa) / med(ob)
@@ -104,13 +112,18 @@ ratio(M("d_func_exit"), M("k_fexit"), 0.8, "function exit event / kernel fprobe 
 ratio(M("d_fexit"), M("k_fexit"), 0.8, "dynprobe `f` %return / kernel fprobe %return event")
 if tiers:
     lo, hi = tiers[0], tiers[-1]
-    ratio((f"scale{hi}", "d_func"), (f"scale{lo}", "d_func"), 1.1,
-          f"scale: dynprobe function event, {hi} / {lo} others")
-    ratio((f"scale{hi}", "k_fentry"), (f"scale{lo}", "k_fentry"), None,
-          f"scale: kernel fprobe event, {hi} / {lo} others")
+    ref = "hook_ftrace_rb"
+    for c, what, tgt in (("d_func", "dynprobe function event", 1.1),
+                         ("k_fentry", "kernel fprobe event", None)):
+        ratio(None, None, tgt, f"scale: {what}, {hi} / {lo} others, "
+              "each in units of the bare ftrace_ops + raw write beside it",
+              norm((f"scale{hi}", c), (f"scale{hi}", ref)),
+              norm((f"scale{lo}", c), (f"scale{lo}", ref)))
+        ratio((f"scale{hi}", c), (f"scale{lo}", c), None,
+              f"(scale: {what}, {hi} / {lo} others, raw)")
     for t in tiers:
         ratio((f"scale{t}", "d_func"), (f"scale{t}", "k_fentry"), None,
-              f"{t} others: function event / kernel fprobe event")
+              f"{t}+{t} others: function event / kernel fprobe event")
 ratio(M("d_kprobe"), M("hook_kprobe_rb"), 1.5, "limit: dynprobe kprobe event / bare kprobe + raw write")
 ratio(M("d_func"), M("hook_ftrace_rb"), 1.5, "limit: function event / bare ftrace_ops + raw write")
 ratio(M("d_fentry"), M("hook_ftrace_rb"), 1.5, "limit: dynprobe `f` entry / bare ftrace_ops + raw write")
