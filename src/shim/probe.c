@@ -100,23 +100,34 @@ NOKPROBE_SYMBOL(fprobe_exit);
 /*
  * Whether ftrace can hook @func (it is in available_filter_functions).
  * The kernel's own check, fprobe_count_ips_from_filter(), is not
- * exported; matching the name into the filter of an ftrace_ops that is
- * never registered asks ftrace the same question without hooking anything.
+ * exported; asking for @func in the filter of an ftrace_ops that is never
+ * registered answers the same question without hooking anything: by
+ * address for a plain name (a lookup), by pattern for a glob (a scan of
+ * every function).
  */
 static int fprobe_target_check(const char *func)
 {
 	static struct ftrace_ops check_ops;
 	static DEFINE_MUTEX(check_lock);
+	unsigned long addr = 0;
+	char *glob = NULL;
 	int ret;
 
-	char *glob;
-
-	/* ftrace_set_filter() edits the pattern it is given: use a copy. */
-	glob = kstrdup(func, GFP_KERNEL);
-	if (!glob)
-		return -ENOMEM;
+	if (strpbrk(func, "*?[")) {
+		/* ftrace_set_filter() edits the pattern it is given: a copy. */
+		glob = kstrdup(func, GFP_KERNEL);
+		if (!glob)
+			return -ENOMEM;
+	} else {
+		addr = dynprobe_ksyms.kallsyms_lookup_name(func);
+		if (!addr)
+			return -ENOENT;
+	}
 	mutex_lock(&check_lock);
-	ret = ftrace_set_filter(&check_ops, glob, strlen(glob), 1);
+	if (glob)
+		ret = ftrace_set_filter(&check_ops, glob, strlen(glob), 1);
+	else
+		ret = ftrace_set_filter_ip(&check_ops, addr, 0, 1);
 	ftrace_free_filter(&check_ops);
 	mutex_unlock(&check_lock);
 	kfree(glob);
@@ -242,7 +253,8 @@ int dynprobe_probe_setup(struct dynprobe_probe *probe,
 			probe->fp.exit_handler = fprobe_exit;
 			probe->fp.entry_data_size = place->entry_data_size;
 		}
-		return fprobe_target_check(probe->func);
+		/* The parser has checked that ftrace can hook the target. */
+		return 0;
 	}
 
 	if (place->symbol) {
@@ -291,7 +303,12 @@ int dynprobe_probe_arm(struct dynprobe_probe *probe)
 			return 0;
 		return enable_kretprobe(&probe->rp);
 	default:
-		ret = register_fprobe(&probe->fp, probe->func, NULL);
+		/* By name is a lookup; a glob scans every symbol. */
+		if (strpbrk(probe->func, "*?["))
+			ret = register_fprobe(&probe->fp, probe->func, NULL);
+		else
+			ret = register_fprobe_syms(&probe->fp,
+						   (const char **)&probe->func, 1);
 		if (ret)
 			pr_warn("cannot register fprobe on %s: %d\n", probe->func, ret);
 		else
