@@ -478,16 +478,25 @@ impl Definition {
             }
         }
         write!(w, "\"{}", args)?;
+        self.write_rec_args(w)
+    }
+
+    /// The print fmt's argument list: `, REC->name` per value, `[j]` per
+    /// array element, `__get_str()` for strings (a `char[N]` is one value).
+    fn write_rec_args<W: Write>(&self, w: &mut W) -> fmt::Result {
         for a in self.args() {
-            if a.count > 0 {
-                for j in 0..a.count {
-                    if a.ty.is_string() {
-                        write!(w, ", __get_str({}[{}])", a.name(), j)?;
-                    } else {
-                        write!(w, ", REC->{}[{}]", a.name(), j)?;
-                    }
+            let count = if a.fixed_string { 0 } else { a.count };
+            for j in 0..count {
+                if a.ty.is_string() {
+                    write!(w, ", __get_str({}[{}])", a.name(), j)?;
+                } else {
+                    write!(w, ", REC->{}[{}]", a.name(), j)?;
                 }
-            } else if a.ty.is_string() {
+            }
+            if count > 0 {
+                continue;
+            }
+            if a.ty.is_string() {
                 write!(w, ", __get_str({})", a.name())?;
             } else {
                 write!(w, ", REC->{}", a.name())?;
@@ -534,18 +543,7 @@ impl Definition {
         }
         w.write_str("\"")?;
         w.write_str(tail_args)?;
-        for a in self.args() {
-            if a.count > 0 && !a.fixed_string {
-                for j in 0..a.count {
-                    write!(w, ", REC->{}[{}]", a.name(), j)?;
-                }
-            } else if a.ty.is_string() {
-                write!(w, ", __get_str({})", a.name())?;
-            } else {
-                write!(w, ", REC->{}", a.name())?;
-            }
-        }
-        Ok(())
+        self.write_rec_args(w)
     }
 
     /// Write the probe place as the kernel shows and matches it
