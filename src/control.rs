@@ -14,7 +14,7 @@ use crate::event::{eopnotsupp, new_definition, Event, VecWriter};
 use crate::lang::{self, Command, Control, Definition, ParseError, ProbeKind};
 use crate::readme::README;
 use crate::resolve::KernelResolver;
-use crate::sys::{self, bindings as b, dynprobe_file, dynprobe_text, ErrorSubsystem};
+use crate::sys::{self, bindings as b, dynprobe_file, dynprobe_text};
 
 /// Every definition, in creation order, and a spare definition to parse
 /// into. One lock serialises all changes: they are rare next to the
@@ -175,15 +175,6 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_release(text: *mut dynprobe_text) {
     drop(unsafe { KBox::from_raw(text.cast::<Snapshot>()) });
 }
 
-fn subsystem_of(e: &ParseError) -> ErrorSubsystem {
-    match e.subsystem {
-        lang::Subsystem::Kprobe => ErrorSubsystem::Kprobe,
-        lang::Subsystem::Fprobe => ErrorSubsystem::Fprobe,
-        lang::Subsystem::Dynevent => ErrorSubsystem::Dynevent,
-        lang::Subsystem::Function => ErrorSubsystem::Function,
-    }
-}
-
 /// Reports a rejected line in error_log and turns it into an errno.
 fn reject(e: &ParseError, line: &[u8]) -> Error {
     if e.logged {
@@ -192,7 +183,7 @@ fn reject(e: &ParseError, line: &[u8]) -> Error {
             && cmd.push(0, GFP_KERNEL).is_ok()
         {
             let pos = u16::try_from(e.column).unwrap_or(u16::MAX);
-            sys::log_error(subsystem_of(e), &cmd, e.code as u8, pos);
+            sys::log_error(e.subsystem, &cmd, e.code as u8, pos);
         }
     }
     Error::from_errno(-e.errno)

@@ -4,7 +4,7 @@
 //! declarations of include/dynprobe/shim.h and safe wrappers around them.
 
 use kernel::error::{to_result, Result};
-use kernel::str::CStrExt;
+use crate::lang::Subsystem;
 
 pub(crate) mod bindings;
 
@@ -45,42 +45,21 @@ pub(crate) fn tracefs_exit() {
     unsafe { bindings::dynprobe_tracefs_exit() }
 }
 
-/// Error subsystems, named as the kernel's own probe events name theirs in
-/// error_log.
-#[derive(Clone, Copy)]
-pub(crate) enum ErrorSubsystem {
-    Kprobe,
-    Fprobe,
-    Dynevent,
-    Function,
-}
-
-impl ErrorSubsystem {
-    fn name(self) -> &'static kernel::str::CStr {
-        match self {
-            Self::Kprobe => kernel::c_str!("trace_kprobe"),
-            Self::Fprobe => kernel::c_str!("trace_fprobe"),
-            Self::Dynevent => kernel::c_str!("dynevent"),
-            Self::Function => kernel::c_str!("function_events"),
-        }
-    }
-}
-
 /// Writes an entry into the kernel's error_log: `cmd` as the command line,
 /// the message of the kernel's probe error `err_type`, the caret at `pos`.
 /// `cmd` must end with a NUL byte; an entry without one is dropped.
-pub(crate) fn log_error(subsystem: ErrorSubsystem, cmd: &[u8], err_type: u8, pos: u16) {
+pub(crate) fn log_error(subsystem: Subsystem, cmd: &[u8], err_type: u8, pos: u16) {
     if cmd.last() != Some(&0) {
         return;
     }
+    // The subsystem name as a C string (the names are short and fixed).
+    let name = subsystem.name().as_bytes();
+    let mut loc = [0u8; 32];
+    match loc.get_mut(..name.len()) {
+        Some(dst) if name.len() < 32 => dst.copy_from_slice(name),
+        _ => return,
+    }
     // SAFETY: both strings are NUL-terminated and live across the call;
     // tracing_log_err copies them.
-    unsafe {
-        bindings::dynprobe_log_err(
-            subsystem.name().as_char_ptr(),
-            cmd.as_ptr(),
-            err_type,
-            pos,
-        )
-    }
+    unsafe { bindings::dynprobe_log_err(loc.as_ptr(), cmd.as_ptr(), err_type, pos) }
 }
