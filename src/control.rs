@@ -10,7 +10,7 @@ use kernel::alloc::KVBox;
 use kernel::prelude::*;
 use kernel::sync::global_lock;
 
-use crate::event::{eopnotsupp, new_definition, Event, VecWriter};
+use crate::event::{new_definition, Event, VecWriter};
 use crate::lang::{self, Command, Control, Definition, ParseError, ProbeKind};
 use crate::readme::README;
 use crate::resolve::KernelResolver;
@@ -287,7 +287,10 @@ fn append(ev: &mut Event, def: KVBox<Definition>, line: &[u8]) -> core::result::
         let e = kernel_error(def.kind(), line, lang::ErrorCode::EventExist, 0, EEXIST);
         return Err((Some(def), e));
     }
-    if first.is_return() != def.is_return() {
+    // Entry, exit and tracepoint probes do not mix in one event.
+    if first.is_return() != def.is_return()
+        || (first.kind() == ProbeKind::Tracepoint) != (def.kind() == ProbeKind::Tracepoint)
+    {
         let e = kernel_error(def.kind(), line, lang::ErrorCode::DiffProbeType, 0, EEXIST);
         return Err((Some(def), e));
     }
@@ -330,10 +333,6 @@ fn command(file: dynprobe_file, line: &[u8]) -> Result {
             ret
         }
         Ok(Command::Define) => {
-            if def.kind() == ProbeKind::Tracepoint {
-                registry.spare = Some(def);
-                return Err(eopnotsupp());
-            }
             let existing = registry
                 .events
                 .iter()

@@ -122,7 +122,7 @@ fn place_of(def: &Definition, symbol: &mut CText<600>) -> Result<b::dynprobe_pla
             ProbeKind::FprobeExit => b::dynprobe_probe_kind_DYNPROBE_FPROBE_EXIT,
             ProbeKind::FunctionEntry => b::dynprobe_probe_kind_DYNPROBE_FUNCTION_ENTRY,
             ProbeKind::FunctionExit => b::dynprobe_probe_kind_DYNPROBE_FUNCTION_EXIT,
-            ProbeKind::Tracepoint => return Err(eopnotsupp()),
+            ProbeKind::Tracepoint => b::dynprobe_probe_kind_DYNPROBE_TRACEPOINT,
         },
         symbol: match def.full_symbol() {
             Some(s) => {
@@ -272,11 +272,6 @@ impl Event {
         self.probes.clear();
         Ok(())
     }
-}
-
-/// `EOPNOTSUPP`, which the kernel crate does not name.
-pub(crate) fn eopnotsupp() -> Error {
-    Error::from_errno(-95)
 }
 
 impl Drop for Event {

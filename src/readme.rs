@@ -27,6 +27,7 @@ lists them. Errors are reported in the tracing error_log.
 \t   Format: p[:[<group>/][<event>]] <place> [<args>]
 \t           r[maxactive][:[<group>/][<event>]] <place> [<args>]
 \t           f[:[<group>/][<event>]] <func-name>[%return] [<args>]
+\t           t[:[<group>/][<event>]] <tracepoint> [<args>]
 \t           -:[<group>/][<event>]
 \t    place: [<module>:]<symbol>[+<offset>]|<memaddr>
   place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>

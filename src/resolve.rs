@@ -55,6 +55,14 @@ impl Resolver for KernelResolver {
         Some(unsafe { b::dynprobe_function_traceable(name.0.as_ptr()) })
     }
 
+    fn tracepoint_exists(&self, name: &str) -> Option<bool> {
+        let Some(name) = SymbolName::new(name) else {
+            return Some(false);
+        };
+        // SAFETY: the buffer holds the name followed by a NUL.
+        Some(unsafe { b::dynprobe_tracepoint_exists(name.0.as_ptr()) })
+    }
+
     fn symbol_address(&self, name: &str) -> Option<u64> {
         Self::lookup(name)
     }

@@ -63,6 +63,7 @@ enum dynprobe_probe_kind {
 	DYNPROBE_FPROBE_EXIT,		/* fprobe exit: __probe_func, __probe_ret_ip */
 	DYNPROBE_FUNCTION_ENTRY,	/* function event: __parent_ip, __ip */
 	DYNPROBE_FUNCTION_EXIT,		/* function exit event: __parent_ip, __ip */
+	DYNPROBE_TRACEPOINT,		/* tracepoint probe: __probe_ip */
 };
 
 /* Where a probe goes: @symbol + @offset, or @addr when @symbol is NULL. */
@@ -78,6 +79,8 @@ struct dynprobe_place {
 
 /* Whether ftrace can hook @func (fprobes and function events). */
 bool dynprobe_function_traceable(const char *func);
+/* Whether a tracepoint named @name exists (t probes). */
+bool dynprobe_tracepoint_exists(const char *name);
 
 int dynprobe_events_init(void);
 void dynprobe_events_exit(void);

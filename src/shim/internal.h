@@ -38,7 +38,8 @@ struct dynprobe_probe {
 	unsigned long __percpu *nhit;
 	struct kretprobe rp;	/* rp.kp is the kprobe of entry probes */
 	struct fprobe fp;
-	char *func;		/* fprobe target */
+	char *func;		/* fprobe target, or tracepoint name */
+	struct tracepoint *tpoint;	/* while a t probe is armed */
 	bool registered;
 	/* In module_probes while the place is in a module (MOD:SYM). */
 	struct list_head module_list;

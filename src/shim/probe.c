@@ -5,11 +5,13 @@
  *
  * fprobes (f events and function events) all share the kernel's one
  * fprobe hook, which finds the probes of a function by its address, so a
- * hit costs the same however many functions are probed.
+ * hit costs the same however many functions are probed. Tracepoint probes
+ * (t events) are fprobes too, on the tracepoint's probestub.
  */
 #include <linux/ftrace.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/tracepoint.h>
 #include "dynprobe/resolved.h"
 #include "internal.h"
 
@@ -70,6 +72,14 @@ static int fprobe_entry(struct fprobe *fp, unsigned long entry_ip,
 		break;
 	case DYNPROBE_FUNCTION_ENTRY:
 		dynprobe_dispatch(probe, regs, NULL, ret_ip, entry_ip);
+		break;
+	case DYNPROBE_TRACEPOINT:
+		/*
+		 * The stub runs once for every registration of it (other t
+		 * probes, the kernel's own); ours carries this probe as data.
+		 */
+		if (ftrace_regs_get_argument(fregs, 0) == (unsigned long)probe)
+			dynprobe_dispatch(probe, regs, NULL, entry_ip, 0);
 		break;
 	default:
 		/* Exit events: keep what the exit needs of the entry. */
@@ -137,6 +147,78 @@ static int fprobe_target_check(const char *func)
 bool dynprobe_function_traceable(const char *func)
 {
 	return !fprobe_target_check(func);
+}
+
+/*
+ * Tracepoint probes. A tracepoint calls each registered probe with the
+ * probe's data pointer followed by the tracepoint's arguments. Its
+ * probestub is an empty traceable function of exactly that prototype:
+ * registered on the tracepoint with the dynprobe probe as its data, it
+ * hands the fprobe placed on it the tracepoint's arguments in registers,
+ * shifted by one (the parser accounts for the hidden first argument).
+ * Only tracepoints of the kernel image are found (their modules' are not
+ * listed by an exported interface).
+ */
+struct tracepoint_lookup {
+	const char *name;
+	struct tracepoint *tpoint;
+};
+
+static void tracepoint_match(struct tracepoint *tp, void *priv)
+{
+	struct tracepoint_lookup *lookup = priv;
+
+	if (!lookup->tpoint && !strcmp(tp->name, lookup->name))
+		lookup->tpoint = tp;
+}
+
+static struct tracepoint *find_kernel_tracepoint(const char *name)
+{
+	struct tracepoint_lookup lookup = { .name = name };
+
+	for_each_kernel_tracepoint(tracepoint_match, &lookup);
+	return lookup.tpoint;
+}
+
+bool dynprobe_tracepoint_exists(const char *name)
+{
+	struct tracepoint *tp = find_kernel_tracepoint(name);
+
+	return tp && tp->probestub;
+}
+
+static int arm_tracepoint(struct dynprobe_probe *probe)
+{
+	struct tracepoint *tp = find_kernel_tracepoint(probe->func);
+	unsigned long stub;
+	int ret;
+
+	if (!tp || !tp->probestub)
+		return -ENOENT;
+	stub = (unsigned long)tp->probestub;
+	ret = register_fprobe_ips(&probe->fp, &stub, 1);
+	if (ret)
+		return ret;
+	ret = tracepoint_probe_register(tp, tp->probestub, probe);
+	if (ret) {
+		unregister_fprobe(&probe->fp);
+		return ret;
+	}
+	probe->tpoint = tp;
+	probe->registered = true;
+	return 0;
+}
+
+/* Stub calls already under way are not hooked once the fprobe goes. */
+static void disarm_tracepoint(struct dynprobe_probe *probe)
+{
+	if (!probe->registered)
+		return;
+	tracepoint_probe_unregister(probe->tpoint, probe->tpoint->probestub,
+				    probe);
+	unregister_fprobe(&probe->fp);
+	probe->tpoint = NULL;
+	probe->registered = false;
 }
 
 /*
@@ -302,6 +384,11 @@ int dynprobe_probe_arm(struct dynprobe_probe *probe)
 		if (!probe->registered || kprobe_gone(&probe->rp.kp))
 			return 0;
 		return enable_kretprobe(&probe->rp);
+	case DYNPROBE_TRACEPOINT:
+		ret = arm_tracepoint(probe);
+		if (ret)
+			pr_warn("cannot probe tracepoint %s: %d\n", probe->func, ret);
+		return ret;
 	default:
 		/* By name is a lookup; a glob scans every symbol. */
 		if (strpbrk(probe->func, "*?["))
@@ -328,6 +415,9 @@ void dynprobe_probe_disarm(struct dynprobe_probe *probe)
 		if (probe->registered && !kprobe_gone(&probe->rp.kp))
 			disable_kretprobe(&probe->rp);
 		break;
+	case DYNPROBE_TRACEPOINT:
+		disarm_tracepoint(probe);
+		break;
 	default:
 		if (probe->registered)
 			unregister_fprobe(&probe->fp);
@@ -344,7 +434,9 @@ void dynprobe_probe_teardown(struct dynprobe_probe *probe)
 		list_del(&probe->module_list);
 		mutex_unlock(&module_probes_lock);
 	}
-	if (dynprobe_is_fprobe(probe->kind)) {
+	if (probe->kind == DYNPROBE_TRACEPOINT) {
+		disarm_tracepoint(probe);
+	} else if (dynprobe_is_fprobe(probe->kind)) {
 		if (probe->registered)
 			unregister_fprobe(&probe->fp);
 	} else {
