@@ -55,12 +55,12 @@ impl Resolver for KernelResolver {
         Some(unsafe { b::dynprobe_function_traceable(name.0.as_ptr()) })
     }
 
+    /// A tracepoint that is not found may belong to a module loaded later
+    /// (the kernel accepts such t probes too): only "yes" is an answer.
     fn tracepoint_exists(&self, name: &str) -> Option<bool> {
-        let Some(name) = SymbolName::new(name) else {
-            return Some(false);
-        };
+        let name = SymbolName::new(name)?;
         // SAFETY: the buffer holds the name followed by a NUL.
-        Some(unsafe { b::dynprobe_tracepoint_exists(name.0.as_ptr()) })
+        unsafe { b::dynprobe_tracepoint_exists(name.0.as_ptr()) }.then_some(true)
     }
 
     fn symbol_address(&self, name: &str) -> Option<u64> {

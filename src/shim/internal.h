@@ -39,9 +39,13 @@ struct dynprobe_probe {
 	struct kretprobe rp;	/* rp.kp is the kprobe of entry probes */
 	struct fprobe fp;
 	char *func;		/* fprobe target, or tracepoint name */
-	struct tracepoint *tpoint;	/* while a t probe is armed */
+	struct tracepoint *tpoint;	/* while a t probe is hooked */
 	bool registered;
-	/* In module_probes while the place is in a module (MOD:SYM). */
+	bool armed;		/* t probe: its event is enabled */
+	/*
+	 * In module_probes while the place is in a module (MOD:SYM);
+	 * t probes are all in tracepoint_probes.
+	 */
 	struct list_head module_list;
 };
 

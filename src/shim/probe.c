@@ -156,9 +156,38 @@ bool dynprobe_function_traceable(const char *func)
  * registered on the tracepoint with the dynprobe probe as its data, it
  * hands the fprobe placed on it the tracepoint's arguments in registers,
  * shifted by one (the parser accounts for the hidden first argument).
- * Only tracepoints of the kernel image are found (their modules' are not
- * listed by an exported interface).
+ *
+ * A t probe may name a tracepoint of a module that is not loaded: it is
+ * hooked when the module comes and unhooked when it goes, as the kernel's
+ * tracepoint probes are. tprobe_lock guards the list of modules with
+ * tracepoints (kept from the tracepoint module notifier, since the kernel
+ * does not export its own list) and every t probe's armed/registered
+ * state. It nests inside event_mutex (enable, disable) and inside the
+ * tracepoint core's module list mutex (the notifier).
  */
+struct tracepoint_module {
+	struct list_head list;
+	struct module *mod;
+};
+
+static LIST_HEAD(tracepoint_modules);
+static LIST_HEAD(tracepoint_probes);
+static DEFINE_MUTEX(tprobe_lock);
+
+static struct tracepoint *find_in_module(struct module *mod, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < mod->num_tracepoints; i++) {
+		struct tracepoint *tp =
+			tracepoint_ptr_deref(&mod->tracepoints_ptrs[i]);
+
+		if (!strcmp(tp->name, name))
+			return tp;
+	}
+	return NULL;
+}
+
 struct tracepoint_lookup {
 	const char *name;
 	struct tracepoint *tpoint;
@@ -172,30 +201,41 @@ static void tracepoint_match(struct tracepoint *tp, void *priv)
 		lookup->tpoint = tp;
 }
 
-static struct tracepoint *find_kernel_tracepoint(const char *name)
+/* Called with tprobe_lock held. */
+static struct tracepoint *find_tracepoint(const char *name)
 {
 	struct tracepoint_lookup lookup = { .name = name };
+	struct tracepoint_module *tm;
 
 	for_each_kernel_tracepoint(tracepoint_match, &lookup);
-	return lookup.tpoint;
+	if (lookup.tpoint)
+		return lookup.tpoint;
+	list_for_each_entry(tm, &tracepoint_modules, list) {
+		lookup.tpoint = find_in_module(tm->mod, name);
+		if (lookup.tpoint)
+			return lookup.tpoint;
+	}
+	return NULL;
 }
 
 bool dynprobe_tracepoint_exists(const char *name)
 {
-	struct tracepoint *tp = find_kernel_tracepoint(name);
+	struct tracepoint *tp;
 
+	mutex_lock(&tprobe_lock);
+	tp = find_tracepoint(name);
+	mutex_unlock(&tprobe_lock);
 	return tp && tp->probestub;
 }
 
-static int arm_tracepoint(struct dynprobe_probe *probe)
+/* Called with tprobe_lock held. */
+static int hook_tracepoint(struct dynprobe_probe *probe, struct tracepoint *tp)
 {
-	struct tracepoint *tp = find_kernel_tracepoint(probe->func);
-	unsigned long stub;
+	unsigned long stub = (unsigned long)tp->probestub;
 	int ret;
 
-	if (!tp || !tp->probestub)
+	if (!stub)
 		return -ENOENT;
-	stub = (unsigned long)tp->probestub;
 	ret = register_fprobe_ips(&probe->fp, &stub, 1);
 	if (ret)
 		return ret;
@@ -209,8 +249,11 @@ static int arm_tracepoint(struct dynprobe_probe *probe)
 	return 0;
 }
 
-/* Stub calls already under way are not hooked once the fprobe goes. */
-static void disarm_tracepoint(struct dynprobe_probe *probe)
+/*
+ * Called with tprobe_lock held. Stub calls already under way are not
+ * hooked once the fprobe goes.
+ */
+static void unhook_tracepoint(struct dynprobe_probe *probe)
 {
 	if (!probe->registered)
 		return;
@@ -220,6 +263,93 @@ static void disarm_tracepoint(struct dynprobe_probe *probe)
 	probe->tpoint = NULL;
 	probe->registered = false;
 }
+
+/* A tracepoint that is not there yet is hooked when its module comes. */
+static int arm_tracepoint(struct dynprobe_probe *probe)
+{
+	struct tracepoint *tp;
+	int ret = 0;
+
+	mutex_lock(&tprobe_lock);
+	probe->armed = true;
+	tp = find_tracepoint(probe->func);
+	if (tp)
+		ret = hook_tracepoint(probe, tp);
+	if (ret)
+		probe->armed = false;
+	mutex_unlock(&tprobe_lock);
+	return ret;
+}
+
+static void disarm_tracepoint(struct dynprobe_probe *probe)
+{
+	mutex_lock(&tprobe_lock);
+	unhook_tracepoint(probe);
+	probe->armed = false;
+	mutex_unlock(&tprobe_lock);
+}
+
+static void tracepoint_module_coming(struct module *mod)
+{
+	struct tracepoint_module *tm;
+	struct dynprobe_probe *probe;
+
+	tm = kmalloc(sizeof(*tm), GFP_KERNEL);
+	if (!tm) {
+		pr_warn("no memory to track tracepoints of module %s\n",
+			mod->name);
+		return;
+	}
+	tm->mod = mod;
+	list_add_tail(&tm->list, &tracepoint_modules);
+	list_for_each_entry(probe, &tracepoint_probes, module_list) {
+		struct tracepoint *tp;
+
+		if (!probe->armed || probe->registered)
+			continue;
+		tp = find_in_module(mod, probe->func);
+		if (tp && hook_tracepoint(probe, tp))
+			pr_warn("cannot probe tracepoint %s in module %s\n",
+				probe->func, mod->name);
+	}
+}
+
+static void tracepoint_module_going(struct module *mod)
+{
+	struct tracepoint_module *tm, *next;
+	struct dynprobe_probe *probe;
+
+	/* The tracepoint core checks that nothing stays registered. */
+	list_for_each_entry(probe, &tracepoint_probes, module_list) {
+		if (probe->registered &&
+		    within_module((unsigned long)probe->tpoint, mod))
+			unhook_tracepoint(probe);
+	}
+	list_for_each_entry_safe(tm, next, &tracepoint_modules, list) {
+		if (tm->mod == mod) {
+			list_del(&tm->list);
+			kfree(tm);
+		}
+	}
+}
+
+static int tracepoint_module_event(struct notifier_block *nb,
+				   unsigned long state, void *data)
+{
+	struct tp_module *tp_mod = data;
+
+	mutex_lock(&tprobe_lock);
+	if (state == MODULE_STATE_COMING)
+		tracepoint_module_coming(tp_mod->mod);
+	else if (state == MODULE_STATE_GOING)
+		tracepoint_module_going(tp_mod->mod);
+	mutex_unlock(&tprobe_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block tracepoint_module_nb = {
+	.notifier_call = tracepoint_module_event,
+};
 
 /*
  * kprobes on module functions (MOD:SYM) may be defined before the module
@@ -299,12 +429,23 @@ static struct notifier_block module_nb = {
 
 int dynprobe_probes_init(void)
 {
-	return register_module_notifier(&module_nb);
+	int ret;
+
+	/* Also reports every module with tracepoints already loaded. */
+	ret = register_tracepoint_module_notifier(&tracepoint_module_nb);
+	if (ret)
+		return ret;
+	ret = register_module_notifier(&module_nb);
+	if (ret)
+		unregister_tracepoint_module_notifier(&tracepoint_module_nb);
+	return ret;
 }
 
 void dynprobe_probes_exit(void)
 {
 	unregister_module_notifier(&module_nb);
+	/* Reports every module as going, which empties the module list. */
+	unregister_tracepoint_module_notifier(&tracepoint_module_nb);
 }
 
 /*
@@ -330,6 +471,11 @@ int dynprobe_probe_setup(struct dynprobe_probe *probe,
 		if (!probe->func)
 			return -ENOMEM;
 		probe->fp.entry_handler = fprobe_entry;
+		if (probe->kind == DYNPROBE_TRACEPOINT) {
+			mutex_lock(&tprobe_lock);
+			list_add_tail(&probe->module_list, &tracepoint_probes);
+			mutex_unlock(&tprobe_lock);
+		}
 		if (probe->kind == DYNPROBE_FPROBE_EXIT ||
 		    probe->kind == DYNPROBE_FUNCTION_EXIT) {
 			probe->fp.exit_handler = fprobe_exit;
@@ -429,13 +575,19 @@ void dynprobe_probe_disarm(struct dynprobe_probe *probe)
 /* Returns once no handler of the probe runs any more, and frees it. */
 void dynprobe_probe_teardown(struct dynprobe_probe *probe)
 {
-	if (!list_empty(&probe->module_list)) {
+	if (probe->kind == DYNPROBE_TRACEPOINT) {
+		mutex_lock(&tprobe_lock);
+		unhook_tracepoint(probe);
+		if (!list_empty(&probe->module_list))
+			list_del(&probe->module_list);
+		mutex_unlock(&tprobe_lock);
+	} else if (!list_empty(&probe->module_list)) {
 		mutex_lock(&module_probes_lock);
 		list_del(&probe->module_list);
 		mutex_unlock(&module_probes_lock);
 	}
 	if (probe->kind == DYNPROBE_TRACEPOINT) {
-		disarm_tracepoint(probe);
+		/* Unhooked above. */
 	} else if (dynprobe_is_fprobe(probe->kind)) {
 		if (probe->registered)
 			unregister_fprobe(&probe->fp);
