@@ -4,6 +4,7 @@
 #   make setup    install and build everything (idempotent)
 #   make          build dynprobe.ko against the cached kernel, or KDIR=...
 #   make check    host tests + guest selftests, ending in "N passed, N failed"
+#   make check-debug the guest tests on the debug kernel (KASAN, kmemleak...)
 #   make check-peer  the kernel's kprobe/dynevent ftracetests against dynprobe
 #   make bench    per-hit cost against the in-kernel probe events
 #   make run      boot the guest, load the module and show it working
@@ -25,7 +26,7 @@ else
 MAKE_KERNEL = $(MAKE) -C $(KDIR) M=$(TOP) $(if $(LLVM),LLVM=$(LLVM))
 endif
 
-.PHONY: all module setup check check-host check-guest check-peer bench run shell clean
+.PHONY: all module setup check check-host check-guest check-debug check-peer bench run shell clean
 
 all: module
 
@@ -45,6 +46,9 @@ check-host:
 
 check-guest:
 	$(TOP)/tools/check --guest-only
+
+check-debug:
+	$(TOP)/tools/check --debug
 
 check-peer: module
 	$(TOP)/tools/guest --timeout 1500 -- bash tools/guest-peer-suite
