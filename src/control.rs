@@ -268,6 +268,24 @@ fn kernel_error(kind: ProbeKind, line: &[u8], code: lang::ErrorCode, index: usiz
     reject(&e, line)
 }
 
+/// A probe the kernel refused to register, reported as the kernel's probe
+/// events report it: at the place (word 1), by errno. Running out of
+/// memory is not logged, as in the kernel.
+fn registration_error(kind: ProbeKind, line: &[u8], e: Error) -> Error {
+    // EILSEQ (not named by the kernel crate): a kprobe offset inside an
+    // instruction.
+    let code = if e.to_errno() == -(kernel::bindings::EILSEQ as i32) {
+        lang::ErrorCode::BadInsnBndry
+    } else if e == ENOENT {
+        lang::ErrorCode::BadProbeAddr
+    } else if e == ENOMEM {
+        return e;
+    } else {
+        lang::ErrorCode::FailRegProbe
+    };
+    kernel_error(kind, line, code, 1, e)
+}
+
 /// Probes of one event must be of the same family (kprobe or fprobe, as
 /// the kernel keeps them in separate lists).
 fn same_family(a: ProbeKind, b: ProbeKind) -> bool {
@@ -304,7 +322,9 @@ fn append(ev: &mut Event, def: KVBox<Definition>, line: &[u8]) -> core::result::
         let e = kernel_error(def.kind(), line, lang::ErrorCode::SameProbe, 0, EEXIST);
         return Err((Some(def), e));
     }
-    ev.add_probe(def).map_err(|e| (None, e))
+    let kind = def.kind();
+    ev.add_probe(def)
+        .map_err(|e| (None, registration_error(kind, line, e)))
 }
 
 fn command(file: dynprobe_file, line: &[u8]) -> Result {
@@ -357,7 +377,7 @@ fn command(file: dynprobe_file, line: &[u8]) -> Result {
                     // Taken by an event that is not dynprobe's.
                     Err(kernel_error(kind, line, lang::ErrorCode::EventExist, 0, EEXIST))
                 }
-                Err(e) => Err(e),
+                Err(e) => Err(registration_error(kind, line, e)),
             }
         }
         Err(e) => {
