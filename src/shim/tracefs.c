@@ -79,9 +79,9 @@ static ssize_t control_read(struct file *filp, char __user *ubuf,
 
 /*
  * Splits a write into lines and runs each, as the kernel's probe event
- * files do: '#' starts a comment, a line longer than DYNPROBE_MAX_LINE is
- * refused, and the first failing line ends the write with its error while
- * the lines before it stay applied.
+ * files do: '#' starts a comment, a line longer than DYNPROBE_MAX_LINE or
+ * holding a NUL byte is refused, and the first failing line ends the write
+ * with its error while the lines before it stay applied.
  */
 static ssize_t control_write(struct file *filp, const char __user *ubuf,
 			     size_t count, loff_t *ppos)
@@ -111,10 +111,10 @@ static ssize_t control_write(struct file *filp, const char __user *ubuf,
 
 			end = memchr(line, '\n', buf + chunk - line);
 			if (end) {
-				*end = '\0';
-				consumed = end - line + 1;
+				len = end - line;
+				consumed = len + 1;
 			} else {
-				consumed = buf + chunk - line;
+				len = consumed = buf + chunk - line;
 				if (done + consumed < count) {
 					/* The line goes on past this chunk. */
 					if (line != buf)
@@ -125,7 +125,15 @@ static ssize_t control_write(struct file *filp, const char __user *ubuf,
 					goto out;
 				}
 			}
-			len = strnlen(line, consumed);
+			/*
+			 * The kernel scans a write as a C string, so a NUL byte
+			 * ends its line there and fails the write with -EINVAL
+			 * (no error_log entry); the text after it is never run.
+			 */
+			if (memchr(line, '\0', len)) {
+				ret = -EINVAL;
+				goto out;
+			}
 			hash = memchr(line, '#', len);
 			if (hash) {
 				*hash = '\0';
