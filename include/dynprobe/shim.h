@@ -28,6 +28,8 @@ int dynprobe_tracefs_init(void);
 void dynprobe_tracefs_exit(void);
 void dynprobe_log_err(const char *subsystem, const char *cmd, u8 err_type,
 		      u16 pos);
+void dynprobe_log_own_err(const char *subsystem, const char *cmd,
+			  const char *message, u16 pos);
 unsigned long dynprobe_lookup_symbol(const char *name);
 unsigned int dynprobe_count_symbols(const char *module, const char *name);
 

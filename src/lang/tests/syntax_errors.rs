@@ -372,3 +372,25 @@ fn removal_commands() {
     )
     .is_err());
 }
+
+/// error_log shows a message by indexing a table with the code: the
+/// kernel's table for its 82 codes, a table of dynprobe's for the others.
+/// Every code must be exactly one of the two.
+#[test]
+fn error_codes_are_the_kernels_or_dynprobes_own() {
+    assert_eq!(ErrorCode::FIRST_OWN, 82);
+    assert_eq!(TypecastNotEvent as u8, 81, "the last of the kernel's codes");
+    for value in 0..=u8::MAX {
+        match ErrorCode::own_code(value) {
+            Some(code) => {
+                assert_eq!(code as u8, value);
+                assert!(!code.message().is_empty());
+                assert!(value >= ErrorCode::FIRST_OWN);
+            }
+            None => assert!(value < ErrorCode::FIRST_OWN || value > NoMatchingType as u8),
+        }
+    }
+    for code in [FeNoOpenParen, FeBadUnsigned, NoMatchingType] {
+        assert_eq!(ErrorCode::own_code(code as u8), Some(code));
+    }
+}
