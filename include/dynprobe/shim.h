@@ -31,7 +31,8 @@ void dynprobe_log_err(const char *subsystem, const char *cmd, u8 err_type,
 void dynprobe_log_own_err(const char *subsystem, const char *cmd,
 			  const char *message, u16 pos);
 unsigned long dynprobe_lookup_symbol(const char *name);
-unsigned int dynprobe_count_symbols(const char *module, const char *name);
+unsigned int dynprobe_count_symbols(const char *module, const char *name,
+				    bool *module_loaded);
 
 /*
  * Implemented in Rust, called from the file operations.
