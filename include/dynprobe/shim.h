@@ -116,6 +116,7 @@ void dynprobe_seq_write(struct trace_seq *s, const u8 *data, size_t len);
 /* Fault-tolerant reads and register access for the fetchers (src/shim/fetch.c). */
 int dynprobe_read_kernel(void *dst, unsigned long addr, size_t len);
 int dynprobe_read_user(void *dst, unsigned long addr, size_t len);
+bool dynprobe_is_user_address(unsigned long addr);
 void dynprobe_current_comm(u8 *dst, size_t len);
 size_t dynprobe_sprint_symbol(u8 *buf, size_t len, unsigned long addr,
 			      bool with_offset);

@@ -65,16 +65,21 @@ pub struct HeaderIps {
     pub second: u64,
 }
 
+/// The accessor a read at `addr` uses. `Kernel` reads below the
+/// user/kernel split go to user memory, as the kernel's probe_mem_read()
+/// and string fetches do where address spaces do not overlap (x86_64): a
+/// plain `+0(%si)` or `:string` of a user pointer reads it. `User` (`+u`,
+/// `ustring`) is never redirected, so a kernel address read with it faults.
 fn resolve(mem: &impl Memory, space: Space, addr: u64) -> Space {
     match space {
-        Space::Auto => {
+        Space::Auto | Space::Kernel => {
             if mem.is_user_address(addr) {
                 Space::User
             } else {
                 Space::Kernel
             }
         }
-        s => s,
+        Space::User => Space::User,
     }
 }
 

@@ -208,3 +208,27 @@ fn function_event_record() {
     let (_r, line) = run(&d, &regs, &mem, ips);
     assert_eq!(line, "ksys_read <- vfs_read(file=1000) ret=5");
 }
+
+/// As the kernel's probe_mem_read() and string fetches: a plain
+/// dereference or `:string` of a user pointer reads user memory; `+u` and
+/// `ustring` of a kernel address fault.
+#[test]
+fn plain_reads_of_user_pointers_use_the_user_accessor() {
+    let d = def_of(
+        Control::KprobeEvents,
+        "p:u vfs_read v=+0(%si):x64 s=+0(%si):string p=+0(+8(%si)):string k=+u0(%di):x64 ks=+0(%di):ustring kk=+0(%di):string",
+    );
+    let mut regs = FakeRegs::default();
+    regs.set(Reg::Si, UBASE);
+    regs.set(Reg::Di, KBASE);
+    let mut mem = FakeMem::default();
+    mem.add(UBASE, b"userdat\0");
+    mem.add_u64(UBASE + 8, UBASE + 0x20);
+    mem.add(UBASE + 0x20, b"str\0");
+    mem.add(KBASE, b"kernel\0\0");
+    let (_rec, line) = run(&d, &regs, &mem, HeaderIps::default());
+    assert_eq!(
+        line,
+        "u: (0) v=0x74616472657375 s=\"userdat\" p=\"str\" k=0x0 ks=(fault) kk=\"kernel\""
+    );
+}
