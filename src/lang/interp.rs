@@ -4,7 +4,6 @@
 use crate::lang::def::{Definition, ProbeArg, TRACE_ENTRY_SIZE};
 use crate::lang::fixed;
 use crate::lang::types::{Bitfield, Load, Reg, Space, Store};
-use crate::lang::MAX_STRING_SIZE;
 
 /// Register and argument access at the probe point.
 pub trait Regs {
@@ -114,13 +113,15 @@ fn apply_bf(slot: &mut [u8], bf: Bitfield) {
 struct Dyn<'o> {
     out: &'o mut [u8],
     cursor: usize,
+    /// Longest string, NUL included.
+    string_max: usize,
 }
 
 impl Dyn<'_> {
     /// Room for the next string.
     fn room(&self) -> usize {
         let cap = self.out.len().min(0xffff);
-        cap.saturating_sub(self.cursor).min(MAX_STRING_SIZE)
+        cap.saturating_sub(self.cursor).min(self.string_max)
     }
 
     fn loc(&self, len: usize) -> u32 {
@@ -167,6 +168,7 @@ impl Definition {
         let mut d = Dyn {
             out,
             cursor: fixed_size,
+            string_max: self.string_max(),
         };
         for a in self.args() {
             run_arg(a, base, regs, mem, &mut d);

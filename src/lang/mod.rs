@@ -74,6 +74,9 @@ pub const MAX_ARRAY_LEN: u32 = 64;
 pub const MAX_PROBE_EVENT_SIZE: u32 = 3072;
 /// Longest recorded string, NUL included (`MAX_STRING_SIZE`, `PATH_MAX`).
 pub const MAX_STRING_SIZE: usize = 4096;
+/// Longest string a function event records, NUL included: the 2018
+/// interface copied at most 512 bytes and truncated the rest.
+pub const MAX_FUNCTION_STRING: usize = 512;
 /// Instructions per argument program (`FETCH_INSN_MAX`).
 pub const FETCH_INSN_MAX: usize = 16;
 /// Longest accepted line (the kernel's `WRITE_BUFSIZE - 2`).

@@ -232,3 +232,33 @@ fn plain_reads_of_user_pointers_use_the_user_accessor() {
         "u: (0) v=0x74616472657375 s=\"userdat\" p=\"str\" k=0x0 ks=(fault) kk=\"kernel\""
     );
 }
+
+/// A function event's string stops at 512 bytes, NUL included, as in the
+/// 2018 interface; a probe event's goes on to 4096.
+#[test]
+fn function_event_strings_stop_at_512_bytes() {
+    let mut long = vec![b'x'; 1000];
+    long.push(0);
+    let mut mem = FakeMem::default();
+    mem.add(KBASE, &long);
+    let d = def_of(Control::FunctionEvents, "vfs_read(string name)");
+    let regs = FakeRegs {
+        args: vec![KBASE],
+        ..Default::default()
+    };
+    let (rec, line) = run(&d, &regs, &mem, HeaderIps::default());
+    let fixed = d.fixed_size() as usize;
+    assert_eq!(u32_at(&rec, fixed - 4), (512 << 16) | fixed as u32);
+    assert_eq!(rec.len(), fixed + 512);
+    assert!(
+        line.ends_with(&format!("(name={})", "x".repeat(511))),
+        "{line}"
+    );
+    assert_eq!(d.max_record_size() as usize, fixed + 512);
+
+    let d = def_of(Control::KprobeEvents, "p:k vfs_read s=+0(%di):string");
+    let mut regs = FakeRegs::default();
+    regs.set(Reg::Di, KBASE);
+    let (rec, _) = run(&d, &regs, &mem, HeaderIps::default());
+    assert_eq!(rec.len(), d.fixed_size() as usize + 1001);
+}
