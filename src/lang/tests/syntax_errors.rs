@@ -394,3 +394,18 @@ fn error_codes_are_the_kernels_or_dynprobes_own() {
         assert_eq!(ErrorCode::own_code(code as u8), Some(code));
     }
 }
+
+/// The kernel runs a write's last line of up to 4095 bytes when it has no
+/// newline (its write buffer holds 4095 bytes and the NUL); longer lines
+/// are refused without an error_log entry.
+#[test]
+fn longest_line() {
+    let mut out = Box::new(Definition::new());
+    let mut line = b"p:len/a vfs_read".to_vec();
+    line.resize(4095, b' ');
+    let r = parse(Control::KprobeEvents, &line, &FakeKernel, &mut out);
+    assert!(matches!(r, Ok(Command::Define)), "{r:?}");
+    line.push(b' ');
+    let e = parse(Control::KprobeEvents, &line, &FakeKernel, &mut out).unwrap_err();
+    assert_eq!((e.errno, e.logged), (errno::EINVAL, false));
+}
