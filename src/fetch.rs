@@ -137,6 +137,13 @@ impl Memory for KernelMemory {
         Ok(cap)
     }
 
+    /// Below TASK_SIZE, where the kernel's probe fetches use the user
+    /// accessor (it moves with 5-level paging and 32-bit tasks).
+    fn is_user_address(&self, addr: u64) -> bool {
+        // SAFETY: a comparison with the current task's TASK_SIZE.
+        unsafe { b::dynprobe_is_user_address(addr as usize) }
+    }
+
     fn comm(&self) -> [u8; 16] {
         let mut comm = [0u8; 16];
         // SAFETY: `comm` is valid for 16 bytes.

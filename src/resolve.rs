@@ -81,12 +81,17 @@ impl Resolver for KernelResolver {
         let module_ptr = module_name
             .as_ref()
             .map_or(core::ptr::null(), |m| m.0.as_ptr());
+        let mut module_loaded = false;
         // SAFETY: both names are NUL-terminated buffers (or null for the
-        // module) that live across the call.
-        let count = unsafe { b::dynprobe_count_symbols(module_ptr, name.0.as_ptr()) };
+        // module) that live across the call; `module_loaded` is a valid
+        // place to write.
+        let count =
+            unsafe { b::dynprobe_count_symbols(module_ptr, name.0.as_ptr(), &mut module_loaded) };
         match count {
-            // A module that is not loaded yet is checked when it loads.
-            0 if module.is_some() => SymbolCheck::Ok,
+            // A module that is not loaded yet is checked when it loads; a
+            // loaded one must have the symbol, as validate_probe_symbol()
+            // requires.
+            0 if module.is_some() && !module_loaded => SymbolCheck::Ok,
             0 => SymbolCheck::NotFound,
             1 => SymbolCheck::Ok,
             _ => SymbolCheck::NotUnique,

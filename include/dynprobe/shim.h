@@ -28,8 +28,11 @@ int dynprobe_tracefs_init(void);
 void dynprobe_tracefs_exit(void);
 void dynprobe_log_err(const char *subsystem, const char *cmd, u8 err_type,
 		      u16 pos);
+void dynprobe_log_own_err(const char *subsystem, const char *cmd,
+			  const char *message, u16 pos);
 unsigned long dynprobe_lookup_symbol(const char *name);
-unsigned int dynprobe_count_symbols(const char *module, const char *name);
+unsigned int dynprobe_count_symbols(const char *module, const char *name,
+				    bool *module_loaded);
 
 /*
  * Implemented in Rust, called from the file operations.
@@ -116,6 +119,7 @@ void dynprobe_seq_write(struct trace_seq *s, const u8 *data, size_t len);
 /* Fault-tolerant reads and register access for the fetchers (src/shim/fetch.c). */
 int dynprobe_read_kernel(void *dst, unsigned long addr, size_t len);
 int dynprobe_read_user(void *dst, unsigned long addr, size_t len);
+bool dynprobe_is_user_address(unsigned long addr);
 void dynprobe_current_comm(u8 *dst, size_t len);
 size_t dynprobe_sprint_symbol(u8 *buf, size_t len, unsigned long addr,
 			      bool with_offset);

@@ -388,12 +388,20 @@ impl Definition {
             .fold(0u32, |x, y| x.saturating_add(y))
     }
 
+    /// Longest string an argument records, NUL included: function events
+    /// keep the 2018 interface's limit, probe events the kernel's.
+    pub fn string_max(&self) -> usize {
+        if self.kind.is_function_event() {
+            crate::lang::MAX_FUNCTION_STRING
+        } else {
+            crate::lang::MAX_STRING_SIZE
+        }
+    }
+
     /// A record never exceeds this many bytes.
     pub fn max_record_size(&self) -> u32 {
-        self.fixed_size().saturating_add(
-            self.nr_dynamic()
-                .saturating_mul(crate::lang::MAX_STRING_SIZE as u32),
-        )
+        self.fixed_size()
+            .saturating_add(self.nr_dynamic().saturating_mul(self.string_max() as u32))
     }
 
     /// Number of fields in the `format` file (header fields included).

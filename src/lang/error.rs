@@ -194,7 +194,29 @@ pub enum ErrorCode {
     NoMatchingType,
 }
 
+/// dynprobe's own codes, which have no text in the kernel's message table.
+const OWN_CODES: [ErrorCode; 8] = [
+    ErrorCode::FeNoOpenParen,
+    ErrorCode::FeNoCloseParen,
+    ErrorCode::FeTrailing,
+    ErrorCode::FeBadFunc,
+    ErrorCode::FeNoField,
+    ErrorCode::FeBadIndex,
+    ErrorCode::FeBadUnsigned,
+    ErrorCode::NoMatchingType,
+];
+
 impl ErrorCode {
+    /// Codes below this value are the kernel's `TP_ERR_*` indices (its
+    /// `trace_probe_err_text` table has exactly these entries); the others
+    /// are dynprobe's own.
+    pub const FIRST_OWN: u8 = ErrorCode::FeNoOpenParen as u8;
+
+    /// The code of dynprobe's own whose value is `value`, if any.
+    pub fn own_code(value: u8) -> Option<ErrorCode> {
+        OWN_CODES.iter().copied().find(|c| *c as u8 == value)
+    }
+
     /// The message the kernel writes to `error_log` for this code.
     pub fn message(self) -> &'static str {
         match self {

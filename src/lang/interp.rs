@@ -4,7 +4,6 @@
 use crate::lang::def::{Definition, ProbeArg, TRACE_ENTRY_SIZE};
 use crate::lang::fixed;
 use crate::lang::types::{Bitfield, Load, Reg, Space, Store};
-use crate::lang::MAX_STRING_SIZE;
 
 /// Register and argument access at the probe point.
 pub trait Regs {
@@ -65,16 +64,21 @@ pub struct HeaderIps {
     pub second: u64,
 }
 
+/// The accessor a read at `addr` uses. `Kernel` reads below the
+/// user/kernel split go to user memory, as the kernel's probe_mem_read()
+/// and string fetches do where address spaces do not overlap (x86_64): a
+/// plain `+0(%si)` or `:string` of a user pointer reads it. `User` (`+u`,
+/// `ustring`) is never redirected, so a kernel address read with it faults.
 fn resolve(mem: &impl Memory, space: Space, addr: u64) -> Space {
     match space {
-        Space::Auto => {
+        Space::Auto | Space::Kernel => {
             if mem.is_user_address(addr) {
                 Space::User
             } else {
                 Space::Kernel
             }
         }
-        s => s,
+        Space::User => Space::User,
     }
 }
 
@@ -109,13 +113,15 @@ fn apply_bf(slot: &mut [u8], bf: Bitfield) {
 struct Dyn<'o> {
     out: &'o mut [u8],
     cursor: usize,
+    /// Longest string, NUL included.
+    string_max: usize,
 }
 
 impl Dyn<'_> {
     /// Room for the next string.
     fn room(&self) -> usize {
         let cap = self.out.len().min(0xffff);
-        cap.saturating_sub(self.cursor).min(MAX_STRING_SIZE)
+        cap.saturating_sub(self.cursor).min(self.string_max)
     }
 
     fn loc(&self, len: usize) -> u32 {
@@ -162,6 +168,7 @@ impl Definition {
         let mut d = Dyn {
             out,
             cursor: fixed_size,
+            string_max: self.string_max(),
         };
         for a in self.args() {
             run_arg(a, base, regs, mem, &mut d);

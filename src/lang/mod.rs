@@ -74,10 +74,17 @@ pub const MAX_ARRAY_LEN: u32 = 64;
 pub const MAX_PROBE_EVENT_SIZE: u32 = 3072;
 /// Longest recorded string, NUL included (`MAX_STRING_SIZE`, `PATH_MAX`).
 pub const MAX_STRING_SIZE: usize = 4096;
+/// Longest string a function event records, NUL included: the 2018
+/// interface copied at most 512 bytes and truncated the rest.
+pub const MAX_FUNCTION_STRING: usize = 512;
 /// Instructions per argument program (`FETCH_INSN_MAX`).
 pub const FETCH_INSN_MAX: usize = 16;
-/// Longest accepted line (the kernel's `WRITE_BUFSIZE - 2`).
-pub const MAX_LINE_LEN: usize = 4094;
+/// Longest command line. The kernel reads a write in pieces of
+/// `WRITE_BUFSIZE - 1` bytes, each starting at a line: a line that ends
+/// in a newline fits with up to 4094 bytes, the last line of a write, which
+/// needs none, with up to 4095. The control files split writes the same
+/// way; this is the bound a single line can reach.
+pub const MAX_LINE_LEN: usize = 4095;
 /// Capacity for a probed symbol name (`KSYM_NAME_LEN`).
 pub const SYMBOL_CAP: usize = 512;
 /// Capacity of a function event's canonical text.

@@ -143,8 +143,8 @@ fn unlogged(code: ErrorCode, e: i32, sub: Subsystem) -> ParseError {
 ///
 /// `line` is one line without its newline. On `Ok(Command::Define)` the
 /// definition is complete in `out`; on any other result `out` holds no
-/// meaningful definition. Lines longer than 4094 bytes are refused (the
-/// kernel refuses them without an `error_log` entry).
+/// meaningful definition. Lines longer than [`MAX_LINE_LEN`] bytes are
+/// refused (the kernel refuses them without an `error_log` entry).
 pub fn parse<'l, R: Resolver>(
     control: Control,
     line: &'l [u8],

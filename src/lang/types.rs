@@ -374,7 +374,8 @@ impl Reg {
 /// Which address space a memory access uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Space {
-    /// Kernel memory (`copy_from_kernel_nofault`).
+    /// Kernel memory (`copy_from_kernel_nofault`); an address below the
+    /// user/kernel split is read as user memory, as the kernel does.
     Kernel,
     /// User memory (`copy_from_user_nofault`).
     User,

@@ -26,6 +26,13 @@ int dynprobe_read_user(void *dst, unsigned long addr, size_t len)
 }
 NOKPROBE_SYMBOL(dynprobe_read_user);
 
+/* The user/kernel split of the kernel's own probe fetches (TASK_SIZE). */
+bool dynprobe_is_user_address(unsigned long addr)
+{
+	return addr < TASK_SIZE;
+}
+NOKPROBE_SYMBOL(dynprobe_is_user_address);
+
 void dynprobe_current_comm(u8 *dst, size_t len)
 {
 	strscpy_pad((char *)dst, current->comm, min_t(size_t, len, TASK_COMM_LEN));

@@ -134,6 +134,7 @@ static int count_symbol(void *data, unsigned long unused)
 struct symbol_count {
 	const char *name;
 	unsigned int count;
+	unsigned int module_symbols;
 };
 
 static int count_module_symbol(void *data, const char *name,
@@ -141,6 +142,7 @@ static int count_module_symbol(void *data, const char *name,
 {
 	struct symbol_count *ctx = data;
 
+	ctx->module_symbols++;
 	if (!strcmp(name, ctx->name))
 		ctx->count++;
 	return 0;
@@ -149,8 +151,12 @@ static int count_module_symbol(void *data, const char *name,
 /*
  * How many symbols are called @name: in vmlinux if there are any there
  * (module symbols do not shadow them), else in @module or all modules.
+ * With @module, *@module_loaded tells whether that module is loaded (a
+ * loaded module has symbols), so that a name missing from it can be told
+ * from a module that may still come.
  */
-unsigned int dynprobe_count_symbols(const char *module, const char *name)
+unsigned int dynprobe_count_symbols(const char *module, const char *name,
+				    bool *module_loaded)
 {
 	struct symbol_count ctx = { .name = name };
 
@@ -162,6 +168,7 @@ unsigned int dynprobe_count_symbols(const char *module, const char *name)
 	}
 	dynprobe_ksyms.module_kallsyms_on_each_symbol(module,
 						      count_module_symbol, &ctx);
+	*module_loaded = module && ctx.module_symbols;
 	return ctx.count;
 }
 

@@ -5,6 +5,7 @@
  * line means is decided by the Rust core (dynprobe_rs_*).
  */
 #include <linux/fs.h>
+#include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/tracefs.h>
 #include <linux/uaccess.h>
@@ -79,9 +80,9 @@ static ssize_t control_read(struct file *filp, char __user *ubuf,
 
 /*
  * Splits a write into lines and runs each, as the kernel's probe event
- * files do: '#' starts a comment, a line longer than DYNPROBE_MAX_LINE is
- * refused, and the first failing line ends the write with its error while
- * the lines before it stay applied.
+ * files do: '#' starts a comment, a line longer than DYNPROBE_MAX_LINE or
+ * holding a NUL byte is refused, and the first failing line ends the write
+ * with its error while the lines before it stay applied.
  */
 static ssize_t control_write(struct file *filp, const char __user *ubuf,
 			     size_t count, loff_t *ppos)
@@ -111,10 +112,10 @@ static ssize_t control_write(struct file *filp, const char __user *ubuf,
 
 			end = memchr(line, '\n', buf + chunk - line);
 			if (end) {
-				*end = '\0';
-				consumed = end - line + 1;
+				len = end - line;
+				consumed = len + 1;
 			} else {
-				consumed = buf + chunk - line;
+				len = consumed = buf + chunk - line;
 				if (done + consumed < count) {
 					/* The line goes on past this chunk. */
 					if (line != buf)
@@ -125,7 +126,15 @@ static ssize_t control_write(struct file *filp, const char __user *ubuf,
 					goto out;
 				}
 			}
-			len = strnlen(line, consumed);
+			/*
+			 * The kernel scans a write as a C string, so a NUL byte
+			 * ends its line there and fails the write with -EINVAL
+			 * (no error_log entry); the text after it is never run.
+			 */
+			if (memchr(line, '\0', len)) {
+				ret = -EINVAL;
+				goto out;
+			}
 			hash = memchr(line, '#', len);
 			if (hash) {
 				*hash = '\0';
@@ -190,10 +199,51 @@ void dynprobe_tracefs_exit(void)
 	dynprobe_dir = NULL;
 }
 
+/* A probe error of the kernel's: its message table outlives dynprobe. */
 void dynprobe_log_err(const char *subsystem, const char *cmd, u8 err_type,
 		      u16 pos)
 {
 	dynprobe_ksyms.tracing_log_err(NULL, subsystem, cmd,
 				       dynprobe_ksyms.trace_probe_err_text,
 				       err_type, pos);
+}
+
+/*
+ * error_log keeps a pointer to the message table, not the text, and reads
+ * it whenever error_log is read, also after this module is gone. So
+ * dynprobe's own messages (function_events syntax, dynevent's "No matching
+ * dynamic event type") go into a table that is never freed, each message
+ * copied there once when first logged: a few hundred bytes at most per
+ * module load, and nothing when none of them is ever logged.
+ */
+#define OWN_MESSAGES_MAX 16
+
+static DEFINE_MUTEX(own_messages_lock);
+static const char **own_messages;
+
+void dynprobe_log_own_err(const char *subsystem, const char *cmd,
+			  const char *message, u16 pos)
+{
+	int i;
+
+	guard(mutex)(&own_messages_lock);
+	if (!own_messages) {
+		own_messages = kcalloc(OWN_MESSAGES_MAX, sizeof(*own_messages),
+				       GFP_KERNEL);
+		if (!own_messages)
+			return;
+	}
+	for (i = 0; i < OWN_MESSAGES_MAX && own_messages[i]; i++) {
+		if (!strcmp(own_messages[i], message))
+			break;
+	}
+	if (i == OWN_MESSAGES_MAX)
+		return;
+	if (!own_messages[i]) {
+		own_messages[i] = kstrdup(message, GFP_KERNEL);
+		if (!own_messages[i])
+			return;
+	}
+	dynprobe_ksyms.tracing_log_err(NULL, subsystem, cmd, own_messages, i,
+				       pos);
 }

@@ -3,8 +3,8 @@
 //! The thin layer between dynprobe's Rust core and the kernel: bindgen's
 //! declarations of include/dynprobe/shim.h and safe wrappers around them.
 
+use crate::lang::{ErrorCode, Subsystem};
 use kernel::error::{to_result, Result};
-use crate::lang::Subsystem;
 
 pub(crate) mod bindings;
 
@@ -46,8 +46,9 @@ pub(crate) fn tracefs_exit() {
 }
 
 /// Writes an entry into the kernel's error_log: `cmd` as the command line,
-/// the message of the kernel's probe error `err_type`, the caret at `pos`.
-/// `cmd` must end with a NUL byte; an entry without one is dropped.
+/// the message of probe error `err_type` (a `lang::ErrorCode` value), the
+/// caret at `pos`. `cmd` must end with a NUL byte; an entry without one is
+/// dropped.
 pub(crate) fn log_error(subsystem: Subsystem, cmd: &[u8], err_type: u8, pos: u16) {
     if cmd.last() != Some(&0) {
         return;
@@ -59,7 +60,28 @@ pub(crate) fn log_error(subsystem: Subsystem, cmd: &[u8], err_type: u8, pos: u16
         Some(dst) if name.len() < 32 => dst.copy_from_slice(name),
         _ => return,
     }
-    // SAFETY: both strings are NUL-terminated and live across the call;
-    // tracing_log_err copies them.
-    unsafe { bindings::dynprobe_log_err(loc.as_ptr(), cmd.as_ptr(), err_type, pos) }
+    if err_type < ErrorCode::FIRST_OWN {
+        // SAFETY: both strings are NUL-terminated and live across the
+        // call; tracing_log_err copies them, and `err_type` indexes the
+        // kernel's table.
+        unsafe { bindings::dynprobe_log_err(loc.as_ptr(), cmd.as_ptr(), err_type, pos) };
+        return;
+    }
+    let Some(code) = ErrorCode::own_code(err_type) else {
+        return;
+    };
+    let message = code.message().as_bytes();
+    // The message as a C string (the longest is under 60 bytes).
+    const TEXT_MAX: usize = 80;
+    if message.len() >= TEXT_MAX {
+        return;
+    }
+    let mut text = [0u8; TEXT_MAX];
+    match text.get_mut(..message.len()) {
+        Some(dst) => dst.copy_from_slice(message),
+        None => return,
+    }
+    // SAFETY: the three strings are NUL-terminated and live across the
+    // call; the C side copies them.
+    unsafe { bindings::dynprobe_log_own_err(loc.as_ptr(), cmd.as_ptr(), text.as_ptr(), pos) }
 }

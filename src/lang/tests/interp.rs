@@ -208,3 +208,57 @@ fn function_event_record() {
     let (_r, line) = run(&d, &regs, &mem, ips);
     assert_eq!(line, "ksys_read <- vfs_read(file=1000) ret=5");
 }
+
+/// As the kernel's probe_mem_read() and string fetches: a plain
+/// dereference or `:string` of a user pointer reads user memory; `+u` and
+/// `ustring` of a kernel address fault.
+#[test]
+fn plain_reads_of_user_pointers_use_the_user_accessor() {
+    let d = def_of(
+        Control::KprobeEvents,
+        "p:u vfs_read v=+0(%si):x64 s=+0(%si):string p=+0(+8(%si)):string k=+u0(%di):x64 ks=+0(%di):ustring kk=+0(%di):string",
+    );
+    let mut regs = FakeRegs::default();
+    regs.set(Reg::Si, UBASE);
+    regs.set(Reg::Di, KBASE);
+    let mut mem = FakeMem::default();
+    mem.add(UBASE, b"userdat\0");
+    mem.add_u64(UBASE + 8, UBASE + 0x20);
+    mem.add(UBASE + 0x20, b"str\0");
+    mem.add(KBASE, b"kernel\0\0");
+    let (_rec, line) = run(&d, &regs, &mem, HeaderIps::default());
+    assert_eq!(
+        line,
+        "u: (0) v=0x74616472657375 s=\"userdat\" p=\"str\" k=0x0 ks=(fault) kk=\"kernel\""
+    );
+}
+
+/// A function event's string stops at 512 bytes, NUL included, as in the
+/// 2018 interface; a probe event's goes on to 4096.
+#[test]
+fn function_event_strings_stop_at_512_bytes() {
+    let mut long = vec![b'x'; 1000];
+    long.push(0);
+    let mut mem = FakeMem::default();
+    mem.add(KBASE, &long);
+    let d = def_of(Control::FunctionEvents, "vfs_read(string name)");
+    let regs = FakeRegs {
+        args: vec![KBASE],
+        ..Default::default()
+    };
+    let (rec, line) = run(&d, &regs, &mem, HeaderIps::default());
+    let fixed = d.fixed_size() as usize;
+    assert_eq!(u32_at(&rec, fixed - 4), (512 << 16) | fixed as u32);
+    assert_eq!(rec.len(), fixed + 512);
+    assert!(
+        line.ends_with(&format!("(name={})", "x".repeat(511))),
+        "{line}"
+    );
+    assert_eq!(d.max_record_size() as usize, fixed + 512);
+
+    let d = def_of(Control::KprobeEvents, "p:k vfs_read s=+0(%di):string");
+    let mut regs = FakeRegs::default();
+    regs.set(Reg::Di, KBASE);
+    let (rec, _) = run(&d, &regs, &mem, HeaderIps::default());
+    assert_eq!(rec.len(), d.fixed_size() as usize + 1001);
+}

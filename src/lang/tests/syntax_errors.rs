@@ -372,3 +372,40 @@ fn removal_commands() {
     )
     .is_err());
 }
+
+/// error_log shows a message by indexing a table with the code: the
+/// kernel's table for its 82 codes, a table of dynprobe's for the others.
+/// Every code must be exactly one of the two.
+#[test]
+fn error_codes_are_the_kernels_or_dynprobes_own() {
+    assert_eq!(ErrorCode::FIRST_OWN, 82);
+    assert_eq!(TypecastNotEvent as u8, 81, "the last of the kernel's codes");
+    for value in 0..=u8::MAX {
+        match ErrorCode::own_code(value) {
+            Some(code) => {
+                assert_eq!(code as u8, value);
+                assert!(!code.message().is_empty());
+                assert!(value >= ErrorCode::FIRST_OWN);
+            }
+            None => assert!(value < ErrorCode::FIRST_OWN || value > NoMatchingType as u8),
+        }
+    }
+    for code in [FeNoOpenParen, FeBadUnsigned, NoMatchingType] {
+        assert_eq!(ErrorCode::own_code(code as u8), Some(code));
+    }
+}
+
+/// The kernel runs a write's last line of up to 4095 bytes when it has no
+/// newline (its write buffer holds 4095 bytes and the NUL); longer lines
+/// are refused without an error_log entry.
+#[test]
+fn longest_line() {
+    let mut out = Box::new(Definition::new());
+    let mut line = b"p:len/a vfs_read".to_vec();
+    line.resize(4095, b' ');
+    let r = parse(Control::KprobeEvents, &line, &FakeKernel, &mut out);
+    assert!(matches!(r, Ok(Command::Define)), "{r:?}");
+    line.push(b' ');
+    let e = parse(Control::KprobeEvents, &line, &FakeKernel, &mut out).unwrap_err();
+    assert_eq!((e.errno, e.logged), (errno::EINVAL, false));
+}
