@@ -36,6 +36,7 @@
 //! def.canonical(&mut seq)
 //! ```
 
+pub mod btf;
 mod def;
 mod error;
 mod fetch;
@@ -47,6 +48,7 @@ mod print;
 mod resolver;
 mod types;
 
+pub use btf::{Btf, BtfBlobError};
 pub use def::{Command, Control, Definition, Field, ProbeArg, ProbeKind, TRACE_ENTRY_SIZE};
 pub use error::{errno, ErrorCode, ParseError, Subsystem};
 pub use fixed::Str;
