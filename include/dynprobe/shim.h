@@ -30,6 +30,8 @@ void dynprobe_log_err(const char *subsystem, const char *cmd, u8 err_type,
 		      u16 pos);
 unsigned long dynprobe_lookup_symbol(const char *name);
 unsigned int dynprobe_count_symbols(const char *module, const char *name);
+/* The vmlinux BTF (bytes [return, return + *len)), or NULL without one. */
+const u8 *dynprobe_vmlinux_btf(size_t *len);
 
 /*
  * Implemented in Rust, called from the file operations.

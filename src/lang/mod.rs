@@ -8,7 +8,9 @@
 //! `format` fields, the print fmt and the canonical text. The interpreter
 //! ([`Definition::record`]) runs the programs against [`Regs`] and
 //! [`Memory`] and writes the record; [`Definition::print_event`] prints it as
-//! `cat trace` does.
+//! `cat trace` does. What the parser needs to know about the kernel comes
+//! through a [`Resolver`]; [`btf`] reads the kernel's BTF for its BTF
+//! questions.
 //!
 //! # How the kernel layer uses it
 //!
