@@ -376,12 +376,15 @@ pub fn build_index(blob: &[u8], index: &mut [u32]) -> Result<(), BtfBlobError> {
     if index.len() != INDEX_HEAD + types + named {
         return Err(BtfBlobError::BadIndex);
     }
-    let (head, rest) = index.split_at_mut(INDEX_HEAD);
-    let (offsets, names) = rest.split_at_mut(types);
+    let (head, rest) = index
+        .split_at_mut_checked(INDEX_HEAD)
+        .ok_or(BtfBlobError::BadIndex)?;
+    let (offsets, names) = rest
+        .split_at_mut_checked(types)
+        .ok_or(BtfBlobError::BadIndex)?;
     let mut n = 0usize;
     walk(s, |id, off, rec| {
-        let slot = usize_of(id) - 1;
-        if let Some(o) = offsets.get_mut(slot) {
+        if let Some(o) = offsets.get_mut(usize_of(id).saturating_sub(1)) {
             // The type section is shorter than 4 GiB: its length is a u32.
             *o = off as u32;
         }
@@ -485,7 +488,7 @@ impl<'a> Btf<'a> {
         if rest.len() != types.saturating_add(named) {
             return Err(BtfBlobError::BadIndex);
         }
-        let (offsets, names) = rest.split_at(types);
+        let (offsets, names) = rest.split_at_checked(types).ok_or(BtfBlobError::BadIndex)?;
         Ok(Btf { s, offsets, names })
     }
 
