@@ -2,8 +2,9 @@
 
 //! dynprobe: dynamic trace events defined through tracefs.
 //!
-//! Loading resolves the kernel symbols dynprobe needs, then creates tracefs
-//! `dynprobe/` with the control files; unloading removes them again.
+//! Loading resolves the kernel symbols dynprobe needs and indexes the
+//! kernel's BTF, then creates tracefs `dynprobe/` with the control files;
+//! unloading removes them again.
 
 use kernel::prelude::*;
 
@@ -28,10 +29,15 @@ struct Dynprobe;
 impl kernel::Module for Dynprobe {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         sys::resolve_symbols()?;
+        resolve::btf_init();
         control::init();
-        sys::events_init()?;
+        if let Err(e) = sys::events_init() {
+            resolve::btf_exit();
+            return Err(e);
+        }
         if let Err(e) = sys::tracefs_init() {
             sys::events_exit();
+            resolve::btf_exit();
             return Err(e);
         }
         pr_info!("ready: tracefs dynprobe/\n");
@@ -45,5 +51,6 @@ impl Drop for Dynprobe {
         sys::tracefs_exit();
         control::exit();
         sys::events_exit();
+        resolve::btf_exit();
     }
 }

@@ -34,6 +34,7 @@ lists them. Errors are reported in the tracing error_log.
 \t     args: <name>=fetcharg[:type]
 \t fetcharg: (%<register>|$<efield>), @<address>, @<symbol>[+|-<offset>],
 \t           $stack<index>, $stack, $retval, $comm, $arg<N>,
+\t           <argname>[->field[->field|.field...]],
 \t           +|-[u]<offset>(<fetcharg>), \\imm-value, \\\"imm-string\"
 \t     kernel return probes support: $retval, $arg<N>, $comm
 \t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, char, string, symbol,

@@ -1,10 +1,90 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Answers the definition language's questions about the running kernel
-//! (symbols, probe places) while a line is parsed.
+//! (symbols, probe places, BTF) while a line is parsed.
 
-use crate::lang::{Resolver, SymbolCheck};
+use core::ptr::null_mut;
+use core::sync::atomic::{AtomicPtr, Ordering};
+
+use kernel::alloc::KVVec;
+use kernel::prelude::*;
+
+use crate::lang::btf::{build_index, index_len};
+use crate::lang::{Btf, BtfError, BtfFunc, BtfMember, BtfType, Resolver, SymbolCheck};
 use crate::sys::bindings as b;
+
+/// The vmlinux BTF and the index that makes lookups in it cheap.
+struct VmlinuxBtf {
+    blob: &'static [u8],
+    index: KVVec<u32>,
+}
+
+/// Set once by [`btf_init`] before the control files exist, cleared by
+/// [`btf_exit`] after they are gone; null when BTF is not available.
+static VMLINUX_BTF: AtomicPtr<VmlinuxBtf> = AtomicPtr::new(null_mut());
+
+/// Finds the vmlinux BTF and indexes it. Without it (symbols not found,
+/// a blob this reader refuses, no memory) the module works on and BTF
+/// arguments are refused as on a kernel without BTF.
+pub(crate) fn btf_init() {
+    let mut len = 0usize;
+    // SAFETY: reads the resolved symbol table, filled before this runs.
+    let start = unsafe { b::dynprobe_vmlinux_btf(&mut len) };
+    if start.is_null() {
+        pr_info!("BTF not available: no BTF argument names\n");
+        return;
+    }
+    // SAFETY: [start, start + len) is the kernel's .BTF section, read-only
+    // data that lives as long as the kernel.
+    let blob: &'static [u8] = unsafe { core::slice::from_raw_parts(start, len) };
+    let built = index_len(blob).map_err(Some).and_then(|n| {
+        let mut index = KVVec::from_elem(0u32, n, GFP_KERNEL).map_err(|_| None)?;
+        build_index(blob, &mut index).map_err(Some)?;
+        Ok(index)
+    });
+    let index = match built {
+        Ok(index) => index,
+        Err(Some(e)) => {
+            pr_warn!("vmlinux BTF refused ({:?}): no BTF argument names\n", e);
+            return;
+        }
+        Err(None) => {
+            pr_warn!("no memory for the BTF index: no BTF argument names\n");
+            return;
+        }
+    };
+    let types = index.first().copied().unwrap_or(0);
+    let Ok(boxed) = KBox::new(VmlinuxBtf { blob, index }, GFP_KERNEL) else {
+        pr_warn!("no memory for the BTF index: no BTF argument names\n");
+        return;
+    };
+    VMLINUX_BTF.store(KBox::into_raw(boxed), Ordering::Release);
+    pr_info!("BTF: {} types\n", types);
+}
+
+/// Frees what [`btf_init`] built; called at module exit, when no control
+/// file is open any more.
+pub(crate) fn btf_exit() {
+    let p = VMLINUX_BTF.swap(null_mut(), Ordering::AcqRel);
+    if !p.is_null() {
+        // SAFETY: `p` came from `KBox::into_raw` in `btf_init` and was
+        // taken out of the global just now, so nothing else can free it;
+        // no parser runs at module exit.
+        drop(unsafe { KBox::from_raw(p) });
+    }
+}
+
+/// The vmlinux BTF, if it was found at load.
+fn vmlinux_btf() -> Option<Btf<'static>> {
+    let p = VMLINUX_BTF.load(Ordering::Acquire);
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: set once at load and freed only at module exit, after the
+    // control files (the only callers, through the parser) are gone.
+    let vb: &'static VmlinuxBtf = unsafe { &*p };
+    Btf::new(vb.blob, &vb.index).ok()
+}
 
 /// Resolves through kallsyms.
 pub(crate) struct KernelResolver;
@@ -33,7 +113,33 @@ impl KernelResolver {
     }
 }
 
+/// BTF questions are answered from vmlinux only: functions in modules
+/// (module BTF) have no BTF here.
 impl Resolver for KernelResolver {
+    fn btf_func(&self, func: &str) -> Option<BtfFunc> {
+        vmlinux_btf()?.func(func)
+    }
+
+    fn btf_param(&self, func: &str, idx: u32) -> Option<(&str, u32)> {
+        vmlinux_btf()?.func_param(func, idx)
+    }
+
+    fn btf_tracepoint(&self, name: &str) -> Option<BtfFunc> {
+        vmlinux_btf()?.tracepoint(name)
+    }
+
+    fn btf_tracepoint_param(&self, name: &str, idx: u32) -> Option<(&str, u32)> {
+        vmlinux_btf()?.tracepoint_param(name, idx)
+    }
+
+    fn btf_type(&self, id: u32) -> Option<BtfType> {
+        vmlinux_btf()?.type_info(id)
+    }
+
+    fn btf_member(&self, id: u32, name: &str) -> Result<Option<BtfMember>, BtfError> {
+        vmlinux_btf().ok_or(BtfError)?.member(id, name)
+    }
+
     fn dentry_name_offset(&self) -> u64 {
         // SAFETY: returns a constant of the kernel's struct layout.
         unsafe { b::dynprobe_dentry_name_offset() as u64 }

@@ -42,6 +42,14 @@ struct dynprobe_kernel_symbols {
 					      int (*fn)(void *, const char *,
 							unsigned long),
 					      void *data);
+	/*
+	 * include/asm-generic/vmlinux.lds.h: the bounds of the vmlinux BTF
+	 * (section .BTF), for argument names, types and members
+	 * (<argname>, $arg*, ->field). Optional: without them these
+	 * features answer that BTF is not available.
+	 */
+	const u8 *start_btf;
+	const u8 *stop_btf;
 };
 
 extern struct dynprobe_kernel_symbols dynprobe_ksyms;

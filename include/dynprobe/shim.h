@@ -33,6 +33,8 @@ void dynprobe_log_own_err(const char *subsystem, const char *cmd,
 unsigned long dynprobe_lookup_symbol(const char *name);
 unsigned int dynprobe_count_symbols(const char *module, const char *name,
 				    bool *module_loaded);
+/* The vmlinux BTF (bytes [return, return + *len)), or NULL without one. */
+const u8 *dynprobe_vmlinux_btf(size_t *len);
 
 /*
  * Implemented in Rust, called from the file operations.

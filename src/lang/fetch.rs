@@ -94,10 +94,13 @@ impl<'a, R: Resolver> Ctx<'a, R> {
             return Some(b);
         }
         let f = self.funcname?;
-        let mut b = self.r.btf_func(f)?;
-        if self.flags.tpoint {
+        let b = if self.flags.tpoint {
+            let mut b = self.r.btf_tracepoint(f)?;
             b.nr_params = b.nr_params.saturating_sub(1);
-        }
+            b
+        } else {
+            self.r.btf_func(f)?
+        };
         self.btf = Some(b);
         Some(b)
     }
@@ -105,12 +108,11 @@ impl<'a, R: Resolver> Ctx<'a, R> {
     /// Name of BTF parameter `i` (tracepoint hidden parameter skipped).
     pub(crate) fn btf_param(&self, i: u32) -> Option<(&'a str, u32)> {
         let f = self.funcname?;
-        let idx = if self.flags.tpoint {
-            i.checked_add(1)?
+        if self.flags.tpoint {
+            self.r.btf_tracepoint_param(f, i.checked_add(1)?)
         } else {
-            i
-        };
-        self.r.btf_param(f, idx)
+            self.r.btf_param(f, i)
+        }
     }
 }
 

@@ -8,7 +8,9 @@
 //! `format` fields, the print fmt and the canonical text. The interpreter
 //! ([`Definition::record`]) runs the programs against [`Regs`] and
 //! [`Memory`] and writes the record; [`Definition::print_event`] prints it as
-//! `cat trace` does.
+//! `cat trace` does. What the parser needs to know about the kernel comes
+//! through a [`Resolver`]; [`btf`] reads the kernel's BTF for its BTF
+//! questions.
 //!
 //! # How the kernel layer uses it
 //!
@@ -36,6 +38,7 @@
 //! def.canonical(&mut seq)
 //! ```
 
+pub mod btf;
 mod def;
 mod error;
 mod fetch;
@@ -47,6 +50,7 @@ mod print;
 mod resolver;
 mod types;
 
+pub use btf::{Btf, BtfBlobError};
 pub use def::{Command, Control, Definition, Field, ProbeArg, ProbeKind, TRACE_ENTRY_SIZE};
 pub use error::{errno, ErrorCode, ParseError, Subsystem};
 pub use fixed::Str;

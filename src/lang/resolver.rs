@@ -129,7 +129,21 @@ pub trait Resolver {
         None
     }
 
-    /// A type by id, modifiers and typedefs skipped.
+    /// BTF prototype of the probe functions of tracepoint `name` (that of
+    /// its `__probestub_<name>`, the kernel's source of parameter names),
+    /// the hidden first parameter `void *__data` included.
+    fn btf_tracepoint(&self, _name: &str) -> Option<BtfFunc> {
+        None
+    }
+
+    /// Name and type id of parameter `idx` (0-based, 0 being `__data`) of
+    /// tracepoint `name`'s probe functions.
+    fn btf_tracepoint_param(&self, _name: &str, _idx: u32) -> Option<(&str, u32)> {
+        None
+    }
+
+    /// A type by id, modifiers and typedefs skipped (`void`, id 0, is
+    /// [`BtfType::Other`]).
     fn btf_type(&self, _id: u32) -> Option<BtfType> {
         None
     }

@@ -5,7 +5,8 @@
  * kallsyms_lookup_name() itself is not exported since Linux 5.7; its
  * address is read from a kprobe registered on it and removed again at
  * once. Every other symbol is then looked up with it. A missing symbol
- * fails the load with a message naming it and why it is needed.
+ * fails the load with a message naming it and why it is needed, unless it
+ * is optional: then only the feature it serves is unavailable.
  */
 #include <linux/kprobes.h>
 #include <linux/module.h>
@@ -19,6 +20,7 @@ struct resolved_symbol {
 	const char *why;
 	bool is_function;
 	void **slot;
+	bool optional;		/* the load goes on without it */
 };
 
 #define SLOT(field) ((void **)&dynprobe_ksyms.field)
@@ -39,6 +41,11 @@ static const struct resolved_symbol resolved_symbols[] = {
 	{ "module_kallsyms_on_each_symbol",
 	  "refusing non-unique module probe symbols", true,
 	  SLOT(module_kallsyms_on_each_symbol) },
+	/* Linker symbols, in kallsyms with CONFIG_KALLSYMS_ALL. */
+	{ .name = "__start_BTF", .why = "BTF argument names and members",
+	  .slot = SLOT(start_btf), .optional = true },
+	{ .name = "__stop_BTF", .why = "BTF argument names and members",
+	  .slot = SLOT(stop_btf), .optional = true },
 };
 
 /*
@@ -115,6 +122,11 @@ int dynprobe_resolve_symbols(void)
 		addr = dynprobe_ksyms.kallsyms_lookup_name(sym->name);
 		if (addr && sym->is_function)
 			addr = callable_address(sym->name, addr);
+		if (!addr && sym->optional) {
+			pr_info("kernel symbol %s not found: no %s\n",
+				sym->name, sym->why);
+			continue;
+		}
 		if (!addr) {
 			pr_err("kernel symbol %s not found; needed for %s\n",
 			       sym->name, sym->why);
@@ -175,4 +187,19 @@ unsigned int dynprobe_count_symbols(const char *module, const char *name,
 unsigned long dynprobe_lookup_symbol(const char *name)
 {
 	return dynprobe_ksyms.kallsyms_lookup_name(name);
+}
+
+/*
+ * The vmlinux BTF blob, or NULL when its bounds were not found or make no
+ * sense. It is read-only data that lives as long as the kernel.
+ */
+const u8 *dynprobe_vmlinux_btf(size_t *len)
+{
+	const u8 *start = dynprobe_ksyms.start_btf;
+	const u8 *stop = dynprobe_ksyms.stop_btf;
+
+	if (!start || !stop || stop <= start)
+		return NULL;
+	*len = stop - start;
+	return start;
 }

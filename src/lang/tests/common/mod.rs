@@ -3,6 +3,8 @@
 //! fake memory.
 #![allow(dead_code)]
 
+pub mod btf_writer;
+
 use dynprobe_lang::*;
 
 pub struct FakeKernel;
@@ -81,6 +83,32 @@ impl Resolver for FakeKernel {
             _ => None,
         }
     }
+    fn btf_tracepoint(&self, name: &str) -> Option<BtfFunc> {
+        // Prototypes of the probe functions: `void *__data` comes first.
+        match name {
+            "kfree" => Some(BtfFunc {
+                nr_params: 3,
+                ret_type: 0,
+            }),
+            "sched_switch" => Some(BtfFunc {
+                nr_params: 5,
+                ret_type: 0,
+            }),
+            _ => None,
+        }
+    }
+    fn btf_tracepoint_param(&self, name: &str, i: u32) -> Option<(&str, u32)> {
+        match (name, i) {
+            ("kfree" | "sched_switch", 0) => Some(("__data", 8)),
+            ("kfree", 1) => Some(("call_site", 5)),
+            ("kfree", 2) => Some(("ptr", 8)),
+            ("sched_switch", 1) => Some(("preempt", 18)),
+            ("sched_switch", 2) => Some(("prev", 23)),
+            ("sched_switch", 3) => Some(("next", 23)),
+            ("sched_switch", 4) => Some(("prev_state", 12)),
+            _ => None,
+        }
+    }
     fn btf_type(&self, id: u32) -> Option<BtfType> {
         Some(match id {
             1 => BtfType::Ptr { target: 2 },
@@ -128,8 +156,15 @@ impl Resolver for FakeKernel {
                 signed: false,
                 offset: 0,
             },
+            18 => BtfType::Int {
+                bits: 8,
+                signed: false,
+                offset: 0,
+            },
             20 => BtfType::Struct,
             21 => BtfType::Ptr { target: 20 },
+            22 => BtfType::Struct,
+            23 => BtfType::Ptr { target: 22 },
             _ => return None,
         })
     }
@@ -159,6 +194,11 @@ impl Resolver for FakeKernel {
                 bit_offset: 99,
                 bitfield_size: 3,
                 ty: 17,
+            }),
+            (22, "pid") => Some(BtfMember {
+                bit_offset: 2048,
+                bitfield_size: 0,
+                ty: 11,
             }),
             _ => None,
         })
