@@ -6,6 +6,7 @@
 #   make check    host tests + guest selftests, ending in "N passed, N failed"
 #   make check-peer  the kernel's kprobe/dynevent ftracetests against dynprobe
 #   make bench    per-hit cost against the in-kernel probe events
+#   make stress   concurrent definitions, tracing and perf for STRESS_SECONDS
 #   make run      boot the guest, load the module and show it working
 #   make shell    interactive guest with the module built
 
@@ -25,7 +26,7 @@ else
 MAKE_KERNEL = $(MAKE) -C $(KDIR) M=$(TOP) $(if $(LLVM),LLVM=$(LLVM))
 endif
 
-.PHONY: all module setup check check-host check-guest check-peer bench run shell clean
+.PHONY: all module setup check check-host check-guest check-peer bench stress run shell clean
 
 all: module
 
@@ -51,6 +52,10 @@ check-peer: module
 
 bench: module
 	$(TOP)/tools/bench
+
+STRESS_SECONDS ?= 600
+stress: module
+	$(TOP)/tools/stress $(STRESS_SECONDS)
 
 run: module
 	$(TOP)/tools/guest -- bash tools/demo
