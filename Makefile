@@ -7,6 +7,7 @@
 #   make check-debug the guest tests on the debug kernel (KASAN, kmemleak...)
 #   make check-peer  the kernel's kprobe/dynevent ftracetests against dynprobe
 #   make bench    per-hit cost against the in-kernel probe events
+#   make stress   concurrent definitions, tracing and perf for STRESS_SECONDS
 #   make run      boot the guest, load the module and show it working
 #   make shell    interactive guest with the module built
 
@@ -26,7 +27,7 @@ else
 MAKE_KERNEL = $(MAKE) -C $(KDIR) M=$(TOP) $(if $(LLVM),LLVM=$(LLVM))
 endif
 
-.PHONY: all module setup check check-host check-guest check-debug check-peer bench run shell clean
+.PHONY: all module setup check check-host check-guest check-debug check-peer bench stress run shell clean
 
 all: module
 
@@ -55,6 +56,10 @@ check-peer: module
 
 bench: module
 	$(TOP)/tools/bench
+
+STRESS_SECONDS ?= 600
+stress: module
+	$(TOP)/tools/stress $(STRESS_SECONDS)
 
 run: module
 	$(TOP)/tools/guest -- bash tools/demo

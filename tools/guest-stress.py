@@ -1,0 +1,1478 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Stress run of dynprobe inside the test guest (see tools/guest-stress).
+
+For --seconds, at once: a workload on every CPU that keeps hitting the
+probed functions; several writers defining, enabling, disabling, removing
+and clearing kprobe, kretprobe, fprobe and function events, each keeping a
+ledger of the definitions it believes exist; readers of the trace, the
+control files and the events' format files; perf record/stat on the
+events. Then: every ledger against the control files, rmmod refused while
+an event is in use and accepted once all is cleared, kmemleak (when the
+kernel has it) for leaks from dynprobe.
+
+Ledger rules (the documented semantics the writers rely on):
+- every writer owns its groups, event names and the functions of its
+  function events; nobody else defines or removes them;
+- definitions and removals happen under a shared lock, a truncating write
+  (O_TRUNC) under the exclusive lock, so a truncation never overlaps a
+  writer's change;
+- a truncation refused with EBUSY removed nothing; a successful one removed
+  every definition of the kinds that file owns (kprobe_events: p/r;
+  dynamic_events: p/r/f; function_events: function events), whoever
+  defined them. The truncating writer checks both against the listings and
+  appends what was removed to a log that every writer applies the next
+  time it takes the lock, so each ledger stays exact.
+
+Enabling and disabling need no lock: a truncation racing with them must
+either refuse (EBUSY, nothing removed) or come first (the enable fails);
+writers check such failures against the log once they hold the lock.
+
+Exit status 0 when no check failed. The roles are forked child processes;
+the parent kills them and everything they started on exit.
+"""
+
+import argparse
+import ctypes
+import errno
+import glob
+import json
+import multiprocessing
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+
+TRACING = "/sys/kernel/tracing"
+DYN = TRACING + "/dynprobe"
+KPROBE_EVENTS = DYN + "/kprobe_events"
+DYNAMIC_EVENTS = DYN + "/dynamic_events"
+FUNCTION_EVENTS = DYN + "/function_events"
+PROFILE = DYN + "/kprobe_profile"
+CONTROL_FILES = (KPROBE_EVENTS, DYNAMIC_EVENTS, FUNCTION_EVENTS)
+WORK = "/tmp/dynprobe-stress"
+TRUNC_LOG = WORK + "/truncations"
+LOCK_TIMEOUT = 240.0     # waiting for the definition lock
+STALL = 240.0            # a role that reports nothing for this long is stuck
+GRACE = 240.0            # after the deadline, for the roles to finish
+
+# Functions the workload calls on every iteration (directly or through the
+# syscalls it makes); those the guest kernel can trace are probed.
+CANDIDATES = ("vfs_read", "vfs_write", "do_sys_openat2", "getname_flags",
+              "kfree", "ksys_read", "ksys_write", "do_filp_open", "vfs_open",
+              "path_openat", "rw_verify_area", "security_file_open", "fput",
+              "filp_close", "putname", "dput", "vfs_fstatat", "vfs_statx",
+              "do_dentry_open")
+
+# Kinds of definition, by which file clears them.
+KIND_CLASS = {"p": "k", "r": "k", "fe": "f", "fx": "f", "F": "F", "FX": "F"}
+CLEARS = {KPROBE_EVENTS: {"k"}, DYNAMIC_EVENTS: {"k", "f"},
+          FUNCTION_EVENTS: {"F"}}
+
+# Function event lines of a few functions with meaningful arguments; any
+# other function gets generic ones.
+FUNC_ENTRY = {
+    "do_sys_openat2": "do_sys_openat2(int dfd, string path)",
+    "getname_flags": "getname_flags(string name, int flags)",
+    "vfs_read": "vfs_read(x64 file, NULL, u64 count)",
+    "vfs_write": "vfs_write(x64 file, NULL, u64 count)",
+    "kfree": "kfree(x64 ptr)",
+}
+
+
+def func_entry_line(func):
+    return FUNC_ENTRY.get(func, "%s(x64 first, NULL, u32 third)" % func)
+
+
+def func_exit_line(func):
+    return "%s(x64 first) -> s64 ret" % func
+
+
+def probe_line(kind, group, name, func):
+    if kind == "p":
+        return "p:%s/%s %s a1=%%di:x64 a2=%%si:u32 comm=$comm" % (group, name, func)
+    if kind == "r":
+        return "r:%s/%s %s ret=$retval:s64" % (group, name, func)
+    if kind == "fe":
+        return "f:%s/%s %s a1=$arg1:x64 a2=$arg2:u32" % (group, name, func)
+    if kind == "fx":
+        return "f:%s/%s %s%%return ret=$retval:s64 a1=$arg1:x64" % (group, name, func)
+    raise ValueError(kind)
+
+
+def line_owner(line):
+    """(group, event) of a listing line, the function events' included."""
+    m = re.match(r"^[pfr]\d*:([^/\s]+)/(\S+)\s", line)
+    if m:
+        return m.group(1), m.group(2)
+    m = re.match(r"^([A-Za-z0-9_.]+)\(.*\)( -> .*)?$", line)
+    if m:
+        func = m.group(1).replace(".", "_")
+        return "functions", func + ("__exit" if m.group(2) else "")
+    return None, None
+
+
+def line_place(line):
+    words = line.split()
+    if len(words) < 2 or line_owner(line)[0] == "functions":
+        return None
+    return words[1].replace("%return", "")
+
+
+VERBOSE = False
+
+
+def now():
+    return time.monotonic()
+
+
+def write_control(path, text, truncate=False):
+    """One write(2) of text (O_APPEND, or O_TRUNC); 0 or the errno."""
+    flags = os.O_WRONLY | (os.O_TRUNC if truncate else os.O_APPEND)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        return e.errno
+    try:
+        if text:
+            os.write(fd, text.encode())
+        return 0
+    except OSError as e:
+        return e.errno
+    finally:
+        os.close(fd)
+
+
+def read_text(path, limit=None):
+    with open(path, "rb") as f:
+        data = f.read() if limit is None else f.read(limit)
+    return data.decode(errors="replace")
+
+
+def listing(path):
+    return [l for l in read_text(path).split("\n") if l]
+
+
+def kernel_log_tail(n=6):
+    """The last lines of the kernel log, for errors the kernel may explain."""
+    try:
+        out = subprocess.run(["dmesg"], stdout=subprocess.PIPE, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return "\n    dmesg: " + "\n    dmesg: ".join(out.decode(errors="replace").splitlines()[-n:])
+
+
+def errname(e):
+    return "OK" if e == 0 else errno.errorcode.get(e, str(e))
+
+
+class Heartbeat:
+    """What a role is doing, and since when, for the parent's watchdog."""
+
+    def __init__(self, name):
+        self.name = name
+        self.fd = os.open("%s/hb.%s" % (WORK, name),
+                          os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        # --verbose: every step on the console too, which survives a
+        # crash of the guest.
+        self.verbose = VERBOSE and not name.startswith(("hammer", "pipe", "files"))
+
+    def __call__(self, what):
+        data = ("%.1f %s" % (now(), what)).encode()[:200].ljust(200)
+        os.pwrite(self.fd, data, 0)
+        if self.verbose:
+            print("[%.1f %s] %s" % (now(), self.name, what), flush=True)
+
+
+class Role:
+    """Common state of a child: counters, errors, the report file."""
+
+    def __init__(self, name, deadline):
+        self.name = name
+        self.deadline = deadline
+        self.counts = {}
+        self.errors = []
+        self.hb = Heartbeat(name)
+        self.extra = {}
+
+    def count(self, key, n=1):
+        self.counts[key] = self.counts.get(key, 0) + n
+
+    def error(self, msg):
+        self.errors.append("%s: %s" % (self.name, msg))
+        print("[stress] ERROR %s: %s" % (self.name, msg), flush=True)
+
+    def running(self):
+        return now() < self.deadline
+
+    def report(self):
+        rep = {"name": self.name, "counts": self.counts, "errors": self.errors}
+        rep.update(self.extra)
+        tmp = "%s/report.%s.tmp" % (WORK, self.name)
+        with open(tmp, "w") as f:
+            json.dump(rep, f)
+        os.rename(tmp, "%s/report.%s.json" % (WORK, self.name))
+
+
+# ---------------------------------------------------------------- workload
+
+def run_hammer(role, cpu):
+    """Keeps calling open/read/write/stat/close on one CPU."""
+    try:
+        os.sched_setaffinity(0, {cpu})
+    except OSError:
+        pass
+    data = "%s/hammer%d" % (WORK, cpu)
+    with open(data, "wb") as f:
+        f.write(b"dynprobe stress\n" * 64)
+    buf = b"x" * 200
+    while role.running():
+        role.hb("hammering")
+        for _ in range(200):
+            fd = os.open(data, os.O_RDONLY)
+            os.read(fd, 64)
+            os.close(fd)
+            fd = os.open("/dev/null", os.O_WRONLY)
+            os.write(fd, buf)
+            os.close(fd)
+            os.stat(data)
+        role.count("iterations", 200)
+
+
+# ---------------------------------------------------------------- locking
+
+class RWLock:
+    """The definition lock: shared for a writer's own changes, exclusive
+    for truncations; a waiting exclusive request holds new shared ones
+    back. Built on multiprocessing's semaphores (futexes): the guest
+    kernel has no file locks. Every wait is bounded."""
+
+    def __init__(self, ctx):
+        self.cond = ctx.Condition(ctx.Lock())
+        self.readers = ctx.RawValue("i", 0)
+        self.writer = ctx.RawValue("i", 0)
+        self.waiting = ctx.RawValue("i", 0)
+
+    def acquire(self, role, exclusive, idle=None):
+        """Takes the lock within LOCK_TIMEOUT; while waiting for it, calls
+        idle() now and then."""
+        kind = "exclusive" if exclusive else "shared"
+        role.hb("waiting for the %s lock" % kind)
+        end = now() + LOCK_TIMEOUT
+        if not self.cond.acquire(timeout=LOCK_TIMEOUT):
+            role.error("lock state not acquired in %d s" % LOCK_TIMEOUT)
+            return False
+        try:
+            if exclusive:
+                self.waiting.value += 1
+                busy = lambda: self.writer.value or self.readers.value
+            else:
+                busy = lambda: self.writer.value or self.waiting.value
+            while busy():
+                left = end - now()
+                if left <= 0:
+                    role.error("%s lock not acquired in %d s (readers %d, writer %d)" %
+                               (kind, LOCK_TIMEOUT, self.readers.value, self.writer.value))
+                    if exclusive:
+                        self.waiting.value -= 1
+                        self.cond.notify_all()
+                    return False
+                if idle:
+                    self.cond.release()
+                    try:
+                        idle()
+                    finally:
+                        self.cond.acquire()
+                    if not busy():
+                        break
+                self.cond.wait(min(left, 0.1 if idle else 1.0))
+            if exclusive:
+                self.waiting.value -= 1
+                self.writer.value = 1
+            else:
+                self.readers.value += 1
+            return True
+        finally:
+            self.cond.release()
+
+    def release(self, exclusive):
+        with self.cond:
+            if exclusive:
+                self.writer.value = 0
+            else:
+                self.readers.value -= 1
+            self.cond.notify_all()
+
+
+def read_trunc_log(start):
+    """Entries of the truncation log from index start on."""
+    try:
+        with open(TRUNC_LOG) as f:
+            entries = [json.loads(l) for l in f if l.strip()]
+    except FileNotFoundError:
+        entries = []
+    return entries[start:]
+
+
+def append_trunc_log(entry):
+    with open(TRUNC_LOG, "a") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
+# ---------------------------------------------------------------- writers
+
+class Event:
+    def __init__(self, kind, group, name, lines, funcs):
+        self.kind = kind
+        self.group = group
+        self.name = name
+        self.lines = lines          # listing lines, probe order
+        self.funcs = funcs          # probed function of each line
+        self.enabled = False
+        self.enabled_at = 0.0       # when the write that enabled it began
+
+    @property
+    def cls(self):
+        return KIND_CLASS[self.kind]
+
+    def path(self):
+        return "%s/events/%s/%s" % (TRACING, self.group, self.name)
+
+
+class Writer(Role):
+    def __init__(self, name, deadline, index, funcs, my_funcs, lock):
+        super().__init__(name, deadline)
+        self.index = index
+        self.funcs = funcs
+        self.my_funcs = my_funcs
+        self.kgroup = "stress%dk" % index
+        self.fgroup = "stress%df" % index
+        self.events = {}            # (group, name) -> Event, creation order
+        self.log_seen = 0
+        self.lock = lock
+        self.rng = random.Random(os.getpid() ^ int(time.time()))
+        self.slots = []
+        for n in range(3):
+            self.slots.append(("p", self.kgroup, "w%dkprobe%d" % (index, n)))
+            self.slots.append(("fe", self.fgroup, "w%dfentry%d" % (index, n)))
+        for n in range(2):
+            self.slots.append(("r", self.kgroup, "w%dkretprobe%d" % (index, n)))
+            self.slots.append(("fx", self.fgroup, "w%dfexit%d" % (index, n)))
+        for func in my_funcs:
+            self.slots.append(("F", "functions", func))
+            self.slots.append(("FX", "functions", func + "__exit"))
+
+    # -- the ledger
+
+    def owns_line(self, line):
+        group, event = line_owner(line)
+        if group in (self.kgroup, self.fgroup):
+            return True
+        if group == "functions":
+            return event.replace("__exit", "") in self.my_funcs
+        return False
+
+    def expected(self, path):
+        classes = {KPROBE_EVENTS: {"k"}, DYNAMIC_EVENTS: {"k", "f"},
+                   FUNCTION_EVENTS: {"F"}}[path]
+        return [l for ev in self.events.values() if ev.cls in classes
+                for l in ev.lines]
+
+    def apply_log(self):
+        """Applies truncations done by anyone since the last look."""
+        for entry in read_trunc_log(self.log_seen):
+            self.log_seen += 1
+            if entry["type"] == "cleared":
+                gone = [k for k, ev in self.events.items()
+                        if ev.cls in entry["classes"]]
+                quiesced = entry.get("quiesced_at")
+                for k in gone:
+                    ev = self.events.pop(k)
+                    # Enabled before a truncator disabled everything is
+                    # fine; enabled after that, it had to refuse.
+                    if ev.enabled and (quiesced is None or ev.enabled_at > quiesced):
+                        self.error("%s cleared %s while %s/%s was enabled by me"
+                                   % (entry["by"], entry["file"], ev.group, ev.name))
+            elif entry["type"] == "lines":
+                for line in entry["lines"]:
+                    if self.owns_line(line):
+                        self.drop_line(line)
+
+    def drop_line(self, line):
+        key = line_owner(line)
+        ev = self.events.get(key)
+        if ev is None or line not in ev.lines:
+            return
+        i = ev.lines.index(line)
+        del ev.lines[i]
+        del ev.funcs[i]
+        if not ev.lines:
+            del self.events[key]
+
+    def verify(self, what):
+        """Own lines of every control file equal the ledger, in order."""
+        ok = True
+        for path in CONTROL_FILES:
+            actual = [l for l in listing(path) if self.owns_line(l)]
+            want = self.expected(path)
+            if actual != want:
+                ok = False
+                self.error("after %s: %s lists %s, ledger says %s" %
+                           (what, os.path.basename(path), actual, want))
+        if not ok:
+            self.resync()
+        return ok
+
+    def resync(self):
+        """After a reported mismatch: adopt what the files list, so that
+        one bug is reported once."""
+        old = self.events
+        self.events = {}
+        for line in listing(DYNAMIC_EVENTS) + listing(FUNCTION_EVENTS):
+            if not self.owns_line(line):
+                continue
+            key = line_owner(line)
+            ev = self.events.get(key)
+            if ev is None:
+                kind = next(k for k, g, n in self.slots if (g, n) == key)
+                ev = Event(kind, key[0], key[1], [], [])
+                ev.enabled = key in old and old[key].enabled
+                self.events[key] = ev
+            ev.lines.append(line)
+            ev.funcs.append(line_place(line))
+
+    def check_dir(self, ev, present, what):
+        if os.path.isdir(ev.path()) != present:
+            self.error("after %s: %s %s" % (what, ev.path(),
+                       "missing" if present else "still exists"))
+
+    def expect(self, what, rc, allowed, detail=""):
+        self.count("%s %s" % (what, errname(rc)))
+        if self.hb.verbose:
+            self.hb("  -> %s" % errname(rc))
+        if rc not in allowed:
+            self.error("%s%s: %s, expected %s%s" %
+                       (what, detail, errname(rc), "/".join(errname(a) for a in allowed),
+                        kernel_log_tail()))
+            return False
+        return True
+
+    # -- operations (called with the shared lock held unless noted)
+
+    def free_slots(self):
+        return [s for s in self.slots if (s[1], s[2]) not in self.events]
+
+    def op_define(self):
+        free = self.free_slots()
+        if not free:
+            return self.op_remove()
+        kind, group, name = self.rng.choice(free)
+        if kind in ("F", "FX"):
+            func = name.replace("__exit", "")
+            line = func_entry_line(func) if kind == "F" else func_exit_line(func)
+            path, place = FUNCTION_EVENTS, None
+        else:
+            func = self.rng.choice(self.funcs)
+            line = probe_line(kind, group, name, func)
+            path = DYNAMIC_EVENTS if KIND_CLASS[kind] == "f" or self.rng.random() < 0.5 \
+                else KPROBE_EVENTS
+            place = func
+        self.hb("define %s" % line)
+        rc = write_control(path, line + "\n")
+        if self.expect("define %s" % kind, rc, (0,)):
+            ev = Event(kind, group, name, [line], [place])
+            self.events[(group, name)] = ev
+            self.check_dir(ev, True, "define")
+        self.verify("define %s" % line)
+
+    def op_append(self):
+        multi = [ev for ev in self.events.values()
+                 if ev.cls in ("k", "f") and len(ev.lines) < 3]
+        if not multi:
+            return self.op_define()
+        ev = self.rng.choice(multi)
+        others = [f for f in self.funcs if f not in ev.funcs]
+        if not others:
+            return
+        func = self.rng.choice(others)
+        line = probe_line(ev.kind, ev.group, ev.name, func)
+        path = DYNAMIC_EVENTS if ev.cls == "f" or self.rng.random() < 0.5 else KPROBE_EVENTS
+        self.hb("append %s" % line)
+        rc = write_control(path, line + "\n")
+        if self.expect("append probe", rc, (0,)):
+            ev.lines.append(line)
+            ev.funcs.append(func)
+        self.verify("append %s" % line)
+
+    def op_duplicate(self):
+        if not self.events:
+            return self.op_define()
+        ev = self.rng.choice(list(self.events.values()))
+        path = FUNCTION_EVENTS if ev.cls == "F" else DYNAMIC_EVENTS
+        self.hb("duplicate %s" % ev.lines[0])
+        rc = write_control(path, ev.lines[0] + "\n")
+        self.expect("duplicate definition", rc, (errno.EEXIST,))
+        self.verify("duplicate %s" % ev.lines[0])
+
+    def op_bad_line(self):
+        group, name = self.kgroup, "w%dbad" % self.index
+        line = "p:%s/%s %s a1=%%zz" % (group, name, self.rng.choice(self.funcs))
+        rc = write_control(self.rng.choice((KPROBE_EVENTS, DYNAMIC_EVENTS)), line + "\n")
+        self.expect("malformed line", rc, (errno.EINVAL,))
+        self.verify("malformed line")
+
+    def removal_outcome(self, what, ev, rc, gone_lines):
+        """Checks a removal of gone_lines of ev; updates the ledger."""
+        if rc == errno.EBUSY:
+            if ev.enabled:
+                self.count("EBUSY refusals: removal of an enabled event")
+            elif self.perf_holds(ev):
+                self.count("EBUSY refusals: removal of an event perf holds")
+            else:
+                self.error("%s: EBUSY, but the event is neither enabled nor used by perf"
+                           % what)
+        elif rc == 0:
+            if ev.enabled:
+                self.error("%s: OK although the event is enabled" % what)
+            for line in gone_lines:
+                self.drop_line(line)
+        else:
+            self.expect(what, rc, (0, errno.EBUSY))
+        self.check_dir(ev, (ev.group, ev.name) in self.events, what)
+        self.verify(what)
+
+    @staticmethod
+    def perf_holds(ev):
+        """Whether a perf role is (or just was) using ev: it names its
+        event in its heartbeat before it starts perf."""
+        for role in ("perfrecord", "perfstat"):
+            try:
+                what = read_text("%s/hb.%s" % (WORK, role))
+            except OSError:
+                continue
+            if (" %s:%s " % (ev.group, ev.name)) in what:
+                return True
+        return False
+
+    def op_remove(self):
+        if not self.events:
+            return self.op_define()
+        ev = self.rng.choice(list(self.events.values()))
+        if ev.cls == "F":
+            cmd = self.rng.choice(("-:functions/%s", "-:%s")) % ev.name
+            path = FUNCTION_EVENTS
+        else:
+            way = self.rng.choice(("group", "nogroup", "bang"))
+            # "!f:G/E SYM%return ..." names no place the kernel's fprobe
+            # matches (it compares the bare symbol): not used.
+            if way == "bang" and len(ev.lines) == 1 and ev.kind != "fx":
+                cmd, path = "!" + ev.lines[0], DYNAMIC_EVENTS
+            else:
+                cmd = ("-:%s/%s" % (ev.group, ev.name)) if way != "nogroup" \
+                    else "-:%s" % ev.name
+                path = self.rng.choice((KPROBE_EVENTS, DYNAMIC_EVENTS)) \
+                    if ev.cls == "k" else DYNAMIC_EVENTS
+        self.hb("remove %s" % cmd)
+        rc = write_control(path, cmd + "\n")
+        self.count("remove event")
+        self.removal_outcome("remove %s in %s" % (cmd, os.path.basename(path)),
+                             ev, rc, list(ev.lines))
+
+    def op_remove_probe(self):
+        multi = [ev for ev in self.events.values() if len(ev.lines) > 1]
+        if not multi:
+            return self.op_append()
+        ev = self.rng.choice(multi)
+        i = self.rng.randrange(len(ev.lines))
+        if self.rng.random() < 0.5 or ev.kind == "fx":
+            cmd = "-:%s/%s %s" % (ev.group, ev.name, ev.funcs[i])
+        else:
+            cmd = "!" + ev.lines[i]
+        path = DYNAMIC_EVENTS if ev.cls == "f" or cmd[0] == "!" else \
+            self.rng.choice((KPROBE_EVENTS, DYNAMIC_EVENTS))
+        self.hb("remove probe %s" % cmd)
+        rc = write_control(path, cmd + "\n")
+        self.count("remove one probe")
+        self.removal_outcome("remove probe %s" % cmd, ev, rc, [ev.lines[i]])
+
+    def op_remove_group(self):
+        group = self.rng.choice((self.kgroup, self.fgroup))
+        members = [ev for ev in self.events.values() if ev.group == group]
+        path = DYNAMIC_EVENTS if group == self.fgroup else \
+            self.rng.choice((KPROBE_EVENTS, DYNAMIC_EVENTS))
+        cmd = "-:%s/" % group
+        self.hb("remove group %s" % cmd)
+        rc = write_control(path, cmd + "\n")
+        self.count("remove group")
+        what = "remove group %s in %s" % (cmd, os.path.basename(path))
+        if not members:
+            self.expect("remove group of no event", rc, (errno.ENOENT,), " " + what)
+            self.verify(what)
+            return
+        # Events go in creation order until the first busy one, which
+        # stops the removal with EBUSY (as the kernel's dyn_event_release
+        # does): what remains must be a suffix of the group.
+        left = [line_owner(l) for l in listing(DYNAMIC_EVENTS) if line_owner(l)[0] == group]
+        left = list(dict.fromkeys(left))
+        keys = [(ev.group, ev.name) for ev in members]
+        removed = [k for k in keys if k not in left]
+        if rc == 0:
+            if left:
+                self.error("%s: OK but %s remain" % (what, left))
+        elif rc == errno.EBUSY:
+            self.count("EBUSY refusals: group removal stopped at a busy event")
+            if keys[len(removed):] != left or not left:
+                self.error("%s: EBUSY left %s of %s (not a suffix)" % (what, left, keys))
+            elif left[0] in self.events:
+                first = self.events[left[0]]
+                if not first.enabled and not self.perf_holds(first):
+                    self.error("%s: stopped at %s/%s, which is neither enabled nor "
+                               "used by perf" % (what, first.group, first.name))
+        else:
+            self.expect(what, rc, (0, errno.EBUSY))
+        for k in removed:
+            ev = self.events[k]
+            if ev.enabled:
+                self.error("%s removed %s/%s, which I had enabled" % (what, k[0], k[1]))
+            for line in list(ev.lines):
+                self.drop_line(line)
+            self.check_dir(ev, False, what)
+        self.verify(what)
+
+    def op_wrong_file(self):
+        fev = [ev for ev in self.events.values() if ev.cls == "f"]
+        if not fev:
+            return self.op_define()
+        ev = self.rng.choice(fev)
+        cmd = "-:%s/%s" % (ev.group, ev.name)
+        rc = write_control(KPROBE_EVENTS, cmd + "\n")
+        self.expect("fprobe removal through kprobe_events", rc, (errno.ENOENT,))
+        self.verify("fprobe removal through kprobe_events")
+
+    def op_remove_missing(self):
+        free = self.free_slots()
+        if not free:
+            return self.op_remove()
+        kind, group, name = self.rng.choice(free)
+        if kind in ("F", "FX"):
+            path, cmd = FUNCTION_EVENTS, "-:functions/%s" % name
+        else:
+            path, cmd = DYNAMIC_EVENTS, "-:%s/%s" % (group, name)
+        rc = write_control(path, cmd + "\n")
+        self.expect("removal of a missing event", rc, (errno.ENOENT,))
+        self.verify("removal of a missing event")
+
+    def set_enable(self, ev, on, unlocked=False):
+        self.hb("enable %d %s/%s" % (on, ev.group, ev.name))
+        start = now()
+        rc = write_control(ev.path() + "/enable", "%d\n" % on, truncate=True)
+        what = "%s event" % ("enable" if on else "disable")
+        if unlocked:
+            if rc != 0:
+                # A truncation may have removed it since the ledger was
+                # read: checked once the lock is held again.
+                self.pending.append((ev.group, ev.name, what, rc))
+            else:
+                ev.enabled = bool(on)
+                ev.enabled_at = start
+            return
+        if self.expect(what, rc, (0,), " %s/%s" % (ev.group, ev.name)):
+            ev.enabled = bool(on)
+            ev.enabled_at = start
+            state = read_text(ev.path() + "/enable").strip()
+            if state != str(on):
+                self.error("%s/%s: enable reads %r after writing %d" %
+                           (ev.group, ev.name, state, on))
+
+    def op_enable(self):
+        off = [ev for ev in self.events.values() if not ev.enabled]
+        if not off:
+            return self.op_disable()
+        if self.rng.random() < 0.2:
+            # The whole group through its enable file.
+            group = self.rng.choice((self.kgroup, self.fgroup))
+            members = [ev for ev in self.events.values() if ev.group == group]
+            if members:
+                start = now()
+                rc = write_control("%s/events/%s/enable" % (TRACING, group), "1\n", True)
+                if self.expect("enable group", rc, (0,)):
+                    for ev in members:
+                        ev.enabled = True
+                        ev.enabled_at = start
+                return
+        self.set_enable(self.rng.choice(off), 1)
+
+    def op_disable(self):
+        on = [ev for ev in self.events.values() if ev.enabled]
+        if not on:
+            return
+        if self.rng.random() < 0.3:
+            for ev in on:
+                self.set_enable(ev, 0)
+            return
+        self.set_enable(self.rng.choice(on), 0)
+
+    def op_truncate(self):
+        """Clears one file under the exclusive lock (already held)."""
+        path = self.rng.choice(CONTROL_FILES)
+        classes = CLEARS[path]
+        mine_on = [ev for ev in self.events.values()
+                   if ev.cls in classes and ev.enabled]
+        quiesced_at = None
+        if self.rng.random() < 0.5:
+            # Every writer's events of those kinds disabled first, so that
+            # some truncations succeed; the owners read their events'
+            # state again when they next take the lock. Unlocked enables
+            # and perf may still make it fail.
+            self.hb("disabling every event before truncating %s" % path)
+            for d in glob.glob(TRACING + "/events/stress*/*/enable") + \
+                    glob.glob(TRACING + "/events/functions/*/enable"):
+                if self.line_class_of_dir(d) in classes:
+                    write_control(d, "0\n", truncate=True)
+            for ev in mine_on:
+                ev.enabled = False
+            mine_on = []
+            quiesced_at = now()
+            self.count("truncations after disabling everything")
+        before = listing(DYNAMIC_EVENTS) + listing(FUNCTION_EVENTS)
+        self.hb("truncate %s" % path)
+        rc = write_control(path, "", truncate=True)
+        after = listing(DYNAMIC_EVENTS) + listing(FUNCTION_EVENTS)
+        name = os.path.basename(path)
+        what = "truncate %s" % name
+        self.count("%s %s" % (what, errname(rc)))
+        of_classes = [l for l in after if self.line_class(l) in classes]
+        if rc == errno.EBUSY:
+            self.count("EBUSY refusals: truncation")
+            if before != after:
+                gone = [l for l in before if l not in after]
+                new = [l for l in after if l not in before]
+                self.error("%s refused with EBUSY but removed %d definitions: %s%s" %
+                           (what, len(gone), gone, " (and added %s)" % new if new else ""))
+                append_trunc_log({"type": "lines", "by": self.name, "file": name,
+                                  "lines": gone})
+        elif rc == 0:
+            if mine_on:
+                self.error("%s succeeded while I had %s enabled" %
+                           (what, ["%s/%s" % (e.group, e.name) for e in mine_on]))
+            if of_classes:
+                self.error("%s succeeded but left %s" % (what, of_classes))
+            append_trunc_log({"type": "cleared", "by": self.name, "file": name,
+                              "classes": sorted(classes), "quiesced_at": quiesced_at})
+            gone = [l for l in before if self.line_class(l) in classes]
+            self.count("definitions removed by truncations", len(gone))
+        else:
+            self.error("%s: %s" % (what, errname(rc)))
+        self.apply_log()
+        self.verify(what)
+
+    @staticmethod
+    def line_class_of_dir(path):
+        """Kind class of the event whose enable file is path."""
+        group = path.split("/")[-3]
+        if group == "functions":
+            return "F"
+        return "k" if group.endswith("k") else "f"
+
+    @staticmethod
+    def line_class(line):
+        if re.match(r"^[pr]\d*:", line):
+            return "k"
+        if line.startswith("f:"):
+            return "f"
+        return "F"
+
+    def run(self):
+        self.pending = []
+        ops = ((self.op_define, 22), (self.op_append, 6), (self.op_duplicate, 3),
+               (self.op_bad_line, 1), (self.op_remove, 12), (self.op_remove_probe, 4),
+               (self.op_remove_group, 2), (self.op_wrong_file, 1),
+               (self.op_remove_missing, 1), (self.op_enable, 16), (self.op_disable, 14),
+               (self.op_truncate, 8), ("unlocked", 6))
+        funcs = [o for o, _ in ops]
+        weights = [w for _, w in ops]
+        while self.running():
+            op = self.rng.choices(funcs, weights)[0]
+            if op == "unlocked":
+                self.unlocked_toggle()
+                continue
+            exclusive = op == self.op_truncate
+            # Waiting for the lock means a truncation is under way (or
+            # about to be): one enable at a random moment of the wait may
+            # come after the truncation found nothing busy.
+            self.idle_at = now() + self.rng.uniform(0, 2.5)
+            if not self.lock.acquire(self, exclusive, self.while_waiting):
+                continue
+            try:
+                self.apply_log()
+                self.check_pending()
+                op()
+                self.count("ops")
+            finally:
+                self.lock.release(exclusive)
+            time.sleep(self.rng.random() * 0.05)
+        # Final state, for the parent's ledger check.
+        if self.lock.acquire(self, False):
+            try:
+                self.apply_log()
+                self.check_pending()
+                self.verify("the end of the run")
+            finally:
+                self.lock.release(False)
+        self.extra["ledger"] = [{"kind": ev.kind, "group": ev.group, "name": ev.name,
+                                 "lines": ev.lines, "enabled": ev.enabled}
+                                for ev in self.events.values()]
+        self.extra["log_seen"] = self.log_seen
+
+    def while_waiting(self):
+        if self.idle_at is not None and now() >= self.idle_at:
+            self.idle_at = None
+            self.unlocked_toggle()
+
+    def unlocked_toggle(self):
+        """Enables (or, with all enabled, disables) one of my events
+        without the lock: races with truncations by the others."""
+        off = [ev for ev in self.events.values() if not ev.enabled]
+        if off:
+            self.set_enable(self.rng.choice(off), 1, unlocked=True)
+        elif self.events:
+            self.set_enable(self.rng.choice(list(self.events.values())), 0, unlocked=True)
+        else:
+            return
+        self.count("unlocked enable/disable")
+
+    def check_pending(self):
+        """Unlocked enables that failed: fine only if the event is gone."""
+        for group, name, what, rc in self.pending:
+            ev = self.events.get((group, name))
+            if ev is not None:
+                self.error("%s %s/%s: %s while the event exists" %
+                           (what, group, name, errname(rc)))
+            else:
+                self.count("unlocked enable/disable of an event cleared meanwhile")
+        self.pending = []
+        # A truncating writer may have disabled events; nobody enables them
+        # but their owner.
+        for ev in self.events.values():
+            try:
+                on = read_text(ev.path() + "/enable").strip() == "1"
+            except OSError as e:
+                self.error("%s/%s: enable file: %s" % (ev.group, ev.name, e))
+                continue
+            if on and not ev.enabled:
+                self.error("%s/%s is enabled, but not by me" % (ev.group, ev.name))
+            ev.enabled = on
+
+
+# ---------------------------------------------------------------- readers
+
+# After "TASK-PID [CPU] FLAGS TIMESTAMP: ": "EVENT: ..." for probe events,
+# "CALLER->FUNC(...)" for function events, "CALLER <- FUNC(...)" at exit.
+RECORD_RE = re.compile(rb"^\s*\S.*?\[\d+\]\s+\S+\s+[\d.]+: "
+                       rb"(?:(?P<event>[\w.]+): |\S+?->(?P<func>[\w.]+)\(|"
+                       rb"\S+ <- (?P<exit>[\w.]+)\()")
+
+
+def classify_record(line):
+    m = RECORD_RE.match(line)
+    if not m:
+        return None
+    if m.group("func"):
+        return "function entry"
+    if m.group("exit"):
+        return "function exit"
+    name = m.group("event")
+    k = re.match(rb"w\d+(kprobe|kretprobe|fentry|fexit)\d+$", name)
+    return k.group(1).decode() if k else "other (%s)" % name.decode()
+
+
+def run_pipe_reader(role):
+    """trace_pipe (consuming) and trace (whole buffer) by turns."""
+    fd = os.open(TRACING + "/trace_pipe", os.O_RDONLY | os.O_NONBLOCK)
+    rest = b""
+    last_trace = 0.0
+    try:
+        while role.running():
+            role.hb("reading trace_pipe")
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                chunk = b""
+            if not chunk:
+                time.sleep(0.05)
+            lines = (rest + chunk).split(b"\n")
+            rest = lines.pop()
+            for line in lines:
+                kind = classify_record(line)
+                if kind:
+                    role.count("trace_pipe records: " + kind)
+            if now() - last_trace > 5:
+                # The first MiB: a whole buffer takes minutes under TCG.
+                role.hb("reading trace")
+                with open(TRACING + "/trace", "rb") as f:
+                    n = f.read(1 << 20).count(b"\n")
+                role.count("trace reads")
+                role.count("trace lines read", n)
+                last_trace = now()
+    finally:
+        os.close(fd)
+
+
+def run_file_reader(role, own_groups):
+    """Control files, kprobe_profile, README and format files."""
+    rng = random.Random(os.getpid())
+    others = glob.glob(TRACING + "/events/*/*/format")
+    while role.running():
+        for path in CONTROL_FILES + (PROFILE, DYN + "/README"):
+            role.hb("reading " + path)
+            try:
+                text = read_text(path)
+                role.count("control file reads")
+            except OSError as e:
+                role.error("reading %s: %s" % (path, e))
+                continue
+            if path == PROFILE:
+                for line in text.split("\n"):
+                    if line and len(line.split()) != 3:
+                        role.error("kprobe_profile line %r" % line)
+        formats = []
+        for g in own_groups + ["functions"]:
+            formats += glob.glob("%s/events/%s/*/format" % (TRACING, g))
+        formats += rng.sample(others, min(5, len(others)))
+        for path in formats:
+            role.hb("reading " + path)
+            name = path.split("/")[-2]
+            try:
+                text = read_text(path)
+            except OSError as e:
+                # Removed between the listing and the open.
+                role.count("format reads failed (%s)" % errname(e.errno))
+                continue
+            role.count("format reads")
+            if text and not text.startswith("name: %s\n" % name):
+                role.error("%s starts %r" % (path, text[:60]))
+        time.sleep(0.02)
+
+
+# ---------------------------------------------------------------- perf
+
+def run_perf(role, mode):
+    """perf record (mode "record") or perf stat (mode "stat") on one
+    dynprobe event after another, system-wide for a second each."""
+    rng = random.Random(os.getpid())
+    out = "%s/%s.data" % (WORK, role.name)
+    while role.running():
+        events = []
+        for line in listing(DYNAMIC_EVENTS) + listing(FUNCTION_EVENTS):
+            group, event = line_owner(line)
+            if group:
+                events.append("%s:%s" % (group, event))
+        events = sorted(set(events))
+        if not events:
+            time.sleep(0.5)
+            continue
+        ev = rng.choice(events)
+        if mode == "record":
+            # No build-id processing: it costs seconds under TCG.
+            cmd = ["perf", "record", "-q", "-B", "-N", "-e", ev, "-a", "-o", out,
+                   "--", "sleep", "1"]
+        else:
+            cmd = ["perf", "stat", "-x,", "-e", ev, "-a", "--", "sleep", "1"]
+        role.hb(" ".join(cmd))
+        try:
+            p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=120)
+        except subprocess.TimeoutExpired:
+            role.error("%s did not finish in 120 s" % " ".join(cmd))
+            continue
+        err = p.stderr.decode(errors="replace")
+        if p.returncode != 0:
+            # Mostly the event went away before perf opened it; a few
+            # messages are kept, and a run where perf never works fails.
+            role.count("perf %s failed (event gone)" % mode)
+            fails = role.extra.setdefault("perf failures", [])
+            if len(fails) < 5:
+                fails.append("%s: %s" % (" ".join(cmd), err.strip()[-300:]))
+            continue
+        role.count("perf %s runs" % mode)
+        if mode == "record":
+            role.hb("perf script " + ev)
+            try:
+                s = subprocess.run(["perf", "script", "-i", out, "-F", "event"],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, timeout=120)
+                role.count("perf record samples", s.stdout.count(b"\n"))
+            except subprocess.TimeoutExpired:
+                role.error("perf script -i %s did not finish in 120 s" % out)
+        else:
+            for line in err.split("\n"):
+                f = line.split(",")
+                if len(f) > 2 and f[2] == ev and f[0].isdigit():
+                    role.count("perf stat counted", int(f[0]))
+    if not role.counts.get("perf %s runs" % mode) and \
+            role.counts.get("perf %s failed (event gone)" % mode, 0) > 3:
+        role.error("perf %s never succeeded: %s" % (mode, role.extra.get("perf failures")))
+
+
+# ---------------------------------------------------------------- parent
+
+def child_main(role_name, name, deadline, nice, kw):
+    """Body of a child process (forked by Parent.spawn)."""
+    try:
+        os.nice(nice)
+    except OSError:
+        pass
+    signal.signal(signal.SIGTERM, lambda *a: os._exit(3))
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if role_name == "writer":
+        role = Writer(name, deadline, kw["index"], kw["funcs"], kw["my_funcs"], kw["lock"])
+        body = role.run
+    else:
+        role = Role(name, deadline)
+        body = {"hammer": lambda: run_hammer(role, kw["cpu"]),
+                "pipe": lambda: run_pipe_reader(role),
+                "files": lambda: run_file_reader(role, kw["groups"]),
+                "perf": lambda: run_perf(role, kw["mode"])}[role_name]
+    try:
+        body()
+    except Exception as e:  # reported, not raised: the parent counts it
+        import traceback
+        role.error("crashed: %r\n%s" % (e, traceback.format_exc()))
+    role.hb("done")
+    role.report()
+
+
+def descendants(pid):
+    kids = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
+def kill_tree(sig):
+    for pid in descendants(os.getpid()):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def task_state(pid):
+    out = []
+    for f in ("comm", "wchan", "stack"):
+        try:
+            out.append("%s: %s" % (f, read_text("/proc/%d/%s" % (pid, f)).strip()))
+        except OSError as e:
+            out.append("%s: %s" % (f, e))
+    return "\n    ".join(out)
+
+
+# delete_module() refuses a module with references with EWOULDBLOCK (the
+# rmmod tool prints "is in use"); EBUSY would be its answer for a module
+# others depend on.
+IN_USE = (errno.EWOULDBLOCK, errno.EBUSY)
+
+
+def delete_module(name):
+    libc = ctypes.CDLL(None, use_errno=True)
+    ret = libc.syscall(176, name.encode(), os.O_NONBLOCK)   # delete_module
+    return 0 if ret == 0 else ctypes.get_errno()
+
+
+def module_loaded():
+    return any(l.split()[0] == "dynprobe" for l in open("/proc/modules"))
+
+
+def module_refcnt():
+    return int(read_text("/sys/module/dynprobe/refcnt").strip())
+
+
+class Parent:
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.errors = []
+        self.children = {}
+        self.start = now()
+        self.leaks = []
+        self.ledger_ok = False
+        self.expected_events = []
+
+    def error(self, msg):
+        self.errors.append("main: " + msg)
+        print("[stress] ERROR main: %s" % msg, flush=True)
+
+    def log(self, msg):
+        print("[stress %5.0fs] %s" % (now() - self.start, msg), flush=True)
+
+    def probeable(self):
+        traceable = set(read_text(TRACING + "/available_filter_functions").split())
+        syms = {}
+        with open("/proc/kallsyms") as f:
+            for line in f:
+                w = line.split()
+                if len(w) >= 3 and w[2] in CANDIDATES:
+                    syms[w[2]] = syms.get(w[2], 0) + 1
+        funcs = [f for f in CANDIDATES if f in traceable and syms.get(f) == 1]
+        return funcs
+
+    def check_templates(self, funcs):
+        """Every line form the writers use is listed as written."""
+        func = funcs[0]
+        lines = [probe_line(k, "stresscheck", "form" + k, func) for k in ("p", "r", "fe", "fx")]
+        for line in lines:
+            rc = write_control(DYNAMIC_EVENTS, line + "\n")
+            if rc:
+                self.error("defining %r: %s" % (line, errname(rc)))
+        flines = [func_entry_line(f) for f in funcs] + [func_exit_line(func)]
+        for line in flines:
+            rc = write_control(FUNCTION_EVENTS, line + "\n")
+            if rc:
+                self.error("defining %r: %s" % (line, errname(rc)))
+        got = listing(DYNAMIC_EVENTS) + listing(FUNCTION_EVENTS)
+        if got != lines + flines:
+            self.error("line forms not listed as written: %s, expected %s" % (got, lines + flines))
+        for path in (DYNAMIC_EVENTS, FUNCTION_EVENTS):
+            rc = write_control(path, "", truncate=True)
+            if rc:
+                self.error("clearing %s: %s" % (path, errname(rc)))
+
+    def spawn(self, name, role, nice=0, **kw):
+        p = self.ctx.Process(target=child_main, name=name,
+                             args=(role, name, self.deadline, nice, kw))
+        p.start()
+        self.children[name] = p
+
+    def watch(self):
+        """Until every child is done or stuck; reports stalls."""
+        reported = set()
+        end = self.deadline + GRACE
+        while now() < end:
+            alive = [n for n, p in self.children.items() if p.is_alive()]
+            if not alive:
+                return
+            for n in alive:
+                try:
+                    t, what = read_text("%s/hb.%s" % (WORK, n)).strip().split(" ", 1)
+                except (OSError, ValueError):
+                    continue
+                if now() - float(t) > STALL and n not in reported:
+                    reported.add(n)
+                    self.error("%s made no progress for %d s, in: %s\n    %s" %
+                               (n, STALL, what, task_state(self.children[n].pid)))
+            time.sleep(2)
+        for n, p in self.children.items():
+            if p.is_alive():
+                self.error("%s still running %d s after the deadline:\n    %s" %
+                           (n, GRACE, task_state(p.pid)))
+
+    def run(self):
+        if os.path.exists(WORK):
+            subprocess.run(["rm", "-rf", WORK])
+        os.makedirs(WORK)
+        if not os.path.isdir(DYN):
+            raise SystemExit("dynprobe is not loaded (no %s)" % DYN)
+        kmemleak = "/sys/kernel/debug/kmemleak"
+        have_kmemleak = os.path.exists(kmemleak)
+        if have_kmemleak:
+            write_control(kmemleak, "clear", truncate=True)
+        for path in CONTROL_FILES:
+            rc = write_control(path, "", truncate=True)
+            if rc:
+                raise SystemExit("cannot clear %s at the start: %s" % (path, errname(rc)))
+        write_control(TRACING + "/tracing_on", "1\n", truncate=True)
+        funcs = self.probeable()
+        if len(funcs) < 4:
+            raise SystemExit("too few probeable functions: %s" % funcs)
+        self.log("probed functions: %s" % " ".join(funcs))
+        self.check_templates(funcs)
+        if self.errors:
+            return
+
+        self.ctx = multiprocessing.get_context("fork")
+        lock = RWLock(self.ctx)
+        ncpu = os.cpu_count()
+        nwriters = max(4, 2 * ncpu)
+        self.deadline = now() + self.seconds
+        self.log("running %d s: %d CPUs, %d writers, 2 readers, perf record, perf stat" %
+                 (self.seconds, ncpu, nwriters))
+        for cpu in range(ncpu):
+            self.spawn("hammer%d" % cpu, "hammer", nice=5, cpu=cpu)
+        groups = []
+        for i in range(nwriters):
+            # A function's events belong to one writer only.
+            mine = funcs[i::nwriters]
+            self.spawn("writer%d" % i, "writer", index=i, funcs=funcs, my_funcs=mine,
+                       lock=lock)
+            groups += ["stress%dk" % i, "stress%df" % i]
+        self.spawn("pipe", "pipe")
+        self.spawn("files", "files", groups=groups)
+        self.spawn("perfrecord", "perf", mode="record")
+        self.spawn("perfstat", "perf", mode="stat")
+        self.watch()
+        self.log("roles finished; checking")
+        kill_tree(signal.SIGTERM)
+        time.sleep(1)
+        kill_tree(signal.SIGKILL)
+
+        reports = {}
+        for n in self.children:
+            try:
+                with open("%s/report.%s.json" % (WORK, n)) as f:
+                    reports[n] = json.load(f)
+            except (OSError, ValueError):
+                self.error("%s left no report (exit status %s)" %
+                           (n, self.children[n].exitcode))
+        for r in reports.values():
+            self.errors += r["errors"]
+        self.check_ledgers(reports)
+        profile = self.profile_totals()
+        self.check_rmmod(have_kmemleak)
+        self.log("rmmod checks done")
+        self.print_summary(reports, profile)
+
+    def check_ledgers(self, reports):
+        """What the ledgers say exists against what the files list."""
+        log = read_trunc_log(0)
+        want = {path: [] for path in CONTROL_FILES}
+        self.expected_events = []
+        for n, r in sorted(reports.items()):
+            if "ledger" not in r:
+                continue
+            events = r["ledger"]
+            # Truncations after this writer's last look.
+            for entry in log[r["log_seen"]:]:
+                if entry["type"] == "cleared":
+                    events = [e for e in events if KIND_CLASS[e["kind"]] not in entry["classes"]]
+                else:
+                    for e in events:
+                        e["lines"] = [l for l in e["lines"] if l not in entry["lines"]]
+                    events = [e for e in events if e["lines"]]
+            for e in events:
+                cls = KIND_CLASS[e["kind"]]
+                for path in CONTROL_FILES:
+                    if cls in {KPROBE_EVENTS: "k", DYNAMIC_EVENTS: "kf",
+                               FUNCTION_EVENTS: "F"}[path]:
+                        want[path] += e["lines"]
+                self.expected_events.append((e["group"], e["name"]))
+        ok = True
+        self.ledger_sizes = {}
+        for path in CONTROL_FILES:
+            got = sorted(listing(path))
+            exp = sorted(want[path])
+            self.ledger_sizes[os.path.basename(path)] = len(exp)
+            if got != exp:
+                ok = False
+                self.error("ledger check: %s lists %d lines, the ledgers %d\n"
+                           "    only listed: %s\n    only in ledgers: %s" %
+                           (os.path.basename(path), len(got), len(exp),
+                            [l for l in got if l not in exp], [l for l in exp if l not in got]))
+        dirs = set()
+        for d in glob.glob(TRACING + "/events/stress*/*/") + \
+                glob.glob(TRACING + "/events/functions/*/"):
+            parts = d.rstrip("/").split("/")
+            dirs.add((parts[-2], parts[-1]))
+        if dirs != set(self.expected_events):
+            ok = False
+            self.error("event directories %s, ledgers %s" %
+                       (sorted(dirs - set(self.expected_events)),
+                        sorted(set(self.expected_events) - dirs)))
+        self.ledger_ok = ok
+        self.log("ledger check: %s (%s definitions per file: %s; %d truncations logged)" %
+                 ("OK" if ok else "FAILED", "expected", self.ledger_sizes, len(log)))
+
+    def profile_totals(self):
+        hits = misses = 0
+        for line in listing(PROFILE):
+            w = line.split()
+            hits += int(w[1])
+            misses += int(w[2])
+        return hits, misses
+
+    def check_rmmod(self, have_kmemleak):
+        # An enabled event keeps the module.
+        if not self.expected_events:
+            write_control(DYNAMIC_EVENTS, "p:stressfinal/finalprobe vfs_read\n")
+            self.expected_events.append(("stressfinal", "finalprobe"))
+        group, name = sorted(self.expected_events)[0]
+        evdir = "%s/events/%s/%s" % (TRACING, group, name)
+        for g in {g for g, _ in self.expected_events}:
+            if g != "functions":
+                write_control("%s/events/%s/enable" % (TRACING, g), "0\n", truncate=True)
+        for g, n in self.expected_events:
+            write_control("%s/events/%s/%s/enable" % (TRACING, g, n), "0\n", truncate=True)
+        rc = write_control(evdir + "/enable", "1\n", truncate=True)
+        if rc:
+            self.error("enabling %s/%s for the rmmod check: %s" % (group, name, errname(rc)))
+        rc = delete_module("dynprobe")
+        self.rmmod_enabled = errname(rc)
+        if rc not in IN_USE:
+            self.error("rmmod with %s/%s enabled: %s, expected EWOULDBLOCK" %
+                       (group, name, errname(rc)))
+            if rc == 0:
+                return
+        write_control(evdir + "/enable", "0\n", truncate=True)
+
+        # perf holding an event keeps it too.
+        base = module_refcnt()
+        perf = subprocess.Popen(["perf", "record", "-q", "-e", "%s:%s" % (group, name), "-a",
+                                 "-B", "-N", "-o", WORK + "/perf-final.data", "--", "sleep", "5"],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        end = now() + 60
+        while module_refcnt() <= base and perf.poll() is None and now() < end:
+            time.sleep(0.2)
+        if module_refcnt() > base:
+            rc = delete_module("dynprobe")
+            self.rmmod_perf = errname(rc)
+            if rc not in IN_USE:
+                self.error("rmmod while perf records %s/%s: %s, expected EWOULDBLOCK" %
+                           (group, name, errname(rc)))
+                if rc == 0:
+                    return
+        else:
+            self.rmmod_perf = "not tried"
+            self.error("perf record -e %s:%s took no module reference (refcnt %d)" %
+                       (group, name, module_refcnt()))
+        try:
+            perf.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            perf.kill()
+            self.error("final perf record did not end")
+
+        # Disabled and cleared, it goes.
+        for path in (DYNAMIC_EVENTS, FUNCTION_EVENTS, KPROBE_EVENTS):
+            rc = write_control(path, "", truncate=True)
+            if rc:
+                self.error("final clear of %s: %s" % (path, errname(rc)))
+            if listing(path):
+                self.error("%s not empty after clearing: %s" % (path, listing(path)))
+        left = glob.glob(TRACING + "/events/stress*") + glob.glob(TRACING + "/events/functions")
+        if left:
+            self.error("event directories left after clearing: %s" % left)
+        self.leaks = []
+        if have_kmemleak:
+            self.leaks = self.kmemleak_scan(None)
+        module_ranges = self.module_text()
+        rc = delete_module("dynprobe")
+        self.rmmod_clear = errname(rc)
+        if rc != 0:
+            self.error("rmmod after clearing everything: %s (refcnt %d)" %
+                       (errname(rc), module_refcnt()))
+        elif os.path.exists(DYN) or module_loaded():
+            self.error("dynprobe still present after rmmod")
+        if have_kmemleak and rc == 0:
+            self.leaks += self.kmemleak_scan(module_ranges)
+
+    @staticmethod
+    def module_text():
+        """Address range of dynprobe's symbols, for reports after unload."""
+        addrs = []
+        with open("/proc/kallsyms") as f:
+            for line in f:
+                if line.rstrip().endswith("[dynprobe]"):
+                    a = int(line.split()[0], 16)
+                    if a:
+                        addrs.append(a)
+        return (min(addrs), max(addrs) + 0x10000) if addrs else None
+
+    def kmemleak_scan(self, module_range):
+        path = "/sys/kernel/debug/kmemleak"
+        # Objects younger than kmemleak's minimum age are not reported.
+        time.sleep(6)
+        write_control(path, "scan", truncate=True)
+        time.sleep(5)
+        write_control(path, "scan", truncate=True)
+        text = read_text(path)
+        reports = ["unreferenced object" + r for r in text.split("unreferenced object")[1:]]
+        leaks = []
+        for r in reports:
+            mine = "dynprobe" in r
+            if module_range and not mine:
+                # After the unload, %pS prints dynprobe's addresses bare.
+                trace = r.split("backtrace", 1)[-1]
+                for a in re.findall(r"0x([0-9a-f]{16})\b", trace):
+                    if module_range[0] <= int(a, 16) < module_range[1]:
+                        mine = True
+            if mine:
+                leaks.append(r)
+        self.log("kmemleak: %d reports, %d from dynprobe%s" %
+                 (len(reports), len(leaks), " (after unload)" if module_range else ""))
+        for r in leaks:
+            self.error("kmemleak report from dynprobe:\n" + r)
+        return leaks
+
+    def print_summary(self, reports, profile):
+        total = {}
+        for r in reports.values():
+            for k, v in r["counts"].items():
+                total[k] = total.get(k, 0) + v
+        self.log("==== summary (%d s)" % self.seconds)
+        width = max([len(k) for k in total] + [10])
+        for k in sorted(total):
+            self.log("  %-*s %d" % (width, k, total[k]))
+        ebusy = sum(v for k, v in total.items() if k.startswith("EBUSY refusals"))
+        records = sum(v for k, v in total.items() if k.startswith("trace_pipe records"))
+        self.log("  %-*s %d" % (width, "EBUSY refusals (all)", ebusy))
+        self.log("  %-*s %d" % (width, "records seen in trace_pipe", records))
+        self.log("  %-*s %d hits, %d misses" % (width, "kprobe_profile at the end",
+                                                profile[0], profile[1]))
+        self.log("  ledger check: %s; rmmod with an event enabled: %s, while perf "
+                 "records: %s, after clearing: %s; kmemleak reports from dynprobe: %s" %
+                 ("OK" if self.ledger_ok else "FAILED", getattr(self, "rmmod_enabled", "-"),
+                  getattr(self, "rmmod_perf", "-"), getattr(self, "rmmod_clear", "-"),
+                  len(self.leaks) if os.path.exists("/sys/kernel/debug/kmemleak")
+                  else "no kmemleak"))
+        if self.errors:
+            self.log("%d errors:" % len(self.errors))
+            for e in self.errors[:100]:
+                self.log("  " + e)
+            self.log("FAILED")
+        else:
+            self.log("PASSED")
+
+
+def main():
+    ap = argparse.ArgumentParser(description="dynprobe stress run (in the guest)")
+    ap.add_argument("--seconds", type=int, default=600)
+    ap.add_argument("--verbose", action="store_true",
+                    help="print every operation of the writers and perf")
+    args = ap.parse_args()
+    global VERBOSE
+    VERBOSE = args.verbose
+    # Orphans of the roles (a perf whose role was killed) stay ours to kill.
+    PR_SET_CHILD_SUBREAPER = 36
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    parent = Parent(args.seconds)
+
+    def on_signal(sig, frame):
+        parent.error("killed by signal %d" % sig)
+        raise SystemExit(1)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        parent.run()
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        kill_tree(signal.SIGTERM)
+        time.sleep(0.5)
+        kill_tree(signal.SIGKILL)
+    return 1 if parent.errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
