@@ -532,8 +532,8 @@ class Writer(Role):
             elif self.perf_holds(ev):
                 self.count("EBUSY refusals: removal of an event perf holds")
             else:
-                self.error("%s: EBUSY, but the event is neither enabled nor used by perf"
-                           % what)
+                self.error("%s: EBUSY, but the event is neither enabled nor used by perf "
+                       "(perf: %s)" % (what, self.perf_state()))
         elif rc == 0:
             if ev.enabled:
                 self.error("%s: OK although the event is enabled" % what)
@@ -547,15 +547,31 @@ class Writer(Role):
     @staticmethod
     def perf_holds(ev):
         """Whether a perf role is (or just was) using ev: it names its
-        event in its heartbeat before it starts perf."""
+        event, and the event's id, in its heartbeat before it starts perf."""
+        try:
+            ev_id = int(read_text(ev.path() + "/id"))
+        except (OSError, ValueError):
+            ev_id = None
         for role in ("perfrecord", "perfstat"):
             try:
                 what = read_text("%s/hb.%s" % (WORK, role))
             except OSError:
                 continue
-            if (" %s:%s " % (ev.group, ev.name)) in what:
+            if (" %s:%s " % (ev.group, ev.name)) in what or \
+                    (ev_id is not None and "[id=%d]" % ev_id in what):
                 return True
         return False
+
+    @staticmethod
+    def perf_state():
+        out = []
+        for role in ("perfrecord", "perfstat"):
+            try:
+                t, what = read_text("%s/hb.%s" % (WORK, role)).strip().split(" ", 1)
+                out.append("%s %.1f s ago: %s" % (role, now() - float(t), what))
+            except (OSError, ValueError):
+                pass
+        return "; ".join(out)
 
     def op_remove(self):
         if not self.events:
@@ -630,7 +646,8 @@ class Writer(Role):
                 first = self.events[left[0]]
                 if not first.enabled and not self.perf_holds(first):
                     self.error("%s: stopped at %s/%s, which is neither enabled nor "
-                               "used by perf" % (what, first.group, first.name))
+                               "used by perf (perf: %s)" %
+                               (what, first.group, first.name, self.perf_state()))
         else:
             self.expect(what, rc, (0, errno.EBUSY))
         for k in removed:
@@ -890,7 +907,7 @@ def classify_record(line):
 
 
 def run_pipe_reader(role):
-    """trace_pipe (consuming) and trace (whole buffer) by turns."""
+    """trace_pipe (consuming) and, every 5 s, the first MiB of trace."""
     fd = os.open(TRACING + "/trace_pipe", os.O_RDONLY | os.O_NONBLOCK)
     rest = b""
     last_trace = 0.0
@@ -975,13 +992,20 @@ def run_perf(role, mode):
             time.sleep(0.5)
             continue
         ev = rng.choice(events)
+        try:
+            ev_id = int(read_text("%s/events/%s/id" % (TRACING, ev.replace(":", "/"))))
+        except (OSError, ValueError):
+            continue
         if mode == "record":
             # No build-id processing: it costs seconds under TCG.
             cmd = ["perf", "record", "-q", "-B", "-N", "-e", ev, "-a", "-o", out,
                    "--", "sleep", "1"]
         else:
             cmd = ["perf", "stat", "-x,", "-e", ev, "-a", "--", "sleep", "1"]
-        role.hb(" ".join(cmd))
+        # perf resolves the name to the event's id, then opens the id some
+        # time later: if the event went and another got its id meanwhile,
+        # perf holds that one. The heartbeat names both.
+        role.hb("%s [id=%d]" % (" ".join(cmd), ev_id))
         try:
             p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, timeout=120)
@@ -1437,6 +1461,9 @@ class Parent:
                   getattr(self, "rmmod_perf", "-"), getattr(self, "rmmod_clear", "-"),
                   len(self.leaks) if os.path.exists("/sys/kernel/debug/kmemleak")
                   else "no kmemleak"))
+        for n, r in sorted(reports.items()):
+            for msg in r.get("perf failures", [])[:3]:
+                self.log("  (%s, a failed run: %s)" % (n, msg.replace("\n", " | ")))
         if self.errors:
             self.log("%d errors:" % len(self.errors))
             for e in self.errors[:100]:
