@@ -581,18 +581,18 @@ void dynprobe_probe_teardown(struct dynprobe_probe *probe)
 		if (!list_empty(&probe->module_list))
 			list_del(&probe->module_list);
 		mutex_unlock(&tprobe_lock);
-	} else if (!list_empty(&probe->module_list)) {
-		mutex_lock(&module_probes_lock);
-		list_del(&probe->module_list);
-		mutex_unlock(&module_probes_lock);
-	}
-	if (probe->kind == DYNPROBE_TRACEPOINT) {
-		/* Unhooked above. */
-	} else if (dynprobe_is_fprobe(probe->kind)) {
-		if (probe->registered)
-			unregister_fprobe(&probe->fp);
 	} else {
-		unregister_kprobe_kind(probe);
+		if (!list_empty(&probe->module_list)) {
+			mutex_lock(&module_probes_lock);
+			list_del(&probe->module_list);
+			mutex_unlock(&module_probes_lock);
+		}
+		if (dynprobe_is_fprobe(probe->kind)) {
+			if (probe->registered)
+				unregister_fprobe(&probe->fp);
+		} else {
+			unregister_kprobe_kind(probe);
+		}
 	}
 	kfree(probe->rp.kp.symbol_name);
 	kfree(probe->func);
