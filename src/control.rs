@@ -10,7 +10,7 @@ use kernel::alloc::KVBox;
 use kernel::prelude::*;
 use kernel::sync::global_lock;
 
-use crate::event::{new_definition, Event, VecWriter};
+use crate::event::{new_definition, Event, EventsLock, VecWriter};
 use crate::lang::{self, Command, Control, Definition, ParseError, ProbeKind};
 use crate::readme::README;
 use crate::resolve::KernelResolver;
@@ -106,6 +106,17 @@ fn render(file: dynprobe_file, registry: &Registry) -> Result<Snapshot> {
 
 /// Removes the definitions `file` owns; nothing if one of them is busy.
 fn clear(file: dynprobe_file, registry: &mut Registry) -> Result {
+    let owned = registry
+        .events
+        .iter()
+        .filter(|e| owns(file, e.def().kind()))
+        .count();
+    // Dropped after `lock`: the probes are torn down once event_mutex is
+    // released. Reserved up front, so nothing fails once removals start.
+    let mut unlinked = KVec::with_capacity(owned, GFP_KERNEL)?;
+    let lock = EventsLock::lock();
+    // The busy check and the removals under one hold of event_mutex, so
+    // an event enabled meanwhile cannot make the clear a partial one.
     if registry
         .events
         .iter()
@@ -116,14 +127,14 @@ fn clear(file: dynprobe_file, registry: &mut Registry) -> Result {
     let mut i = 0;
     while i < registry.events.len() {
         if owns(file, registry.events[i].def().kind()) {
-            // Not busy a moment ago under the same lock; a reference taken
-            // since (an event file opened) still refuses cleanly.
-            registry.events[i].remove()?;
-            registry.events.remove(i)?;
+            registry.events[i].unlink(&lock)?;
+            unlinked.push(registry.events.remove(i)?, GFP_KERNEL)?;
         } else {
             i += 1;
         }
     }
+    drop(lock);
+    drop(unlinked);
     Ok(())
 }
 

@@ -50,8 +50,43 @@ pub(crate) struct Event {
     defs: KVec<KBox<EventData>>,
     /// Live probes and the index of their definition in `defs`.
     probes: KVec<(NonNull<b::dynprobe_probe>, usize)>,
-    /// The C event exists.
-    live: bool,
+    state: State,
+}
+
+/// Where an event is in its removal.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// In tracefs, probes allocated.
+    Live,
+    /// Out of tracefs; the probes still exist until `free`.
+    Unlinked,
+    /// The C event is freed.
+    Gone,
+}
+
+/// event_mutex, held across a batch of removals so that their busy
+/// checks and the removals they allow see one state: enabling an event
+/// takes event_mutex too. Probes are torn down after it is released.
+pub(crate) struct EventsLock {
+    /// Unlocked by the task that locked it.
+    _not_send: core::marker::PhantomData<*mut ()>,
+}
+
+impl EventsLock {
+    pub(crate) fn lock() -> Self {
+        // SAFETY: plain mutex_lock() of event_mutex; released in `drop`.
+        unsafe { b::dynprobe_events_lock() };
+        EventsLock {
+            _not_send: core::marker::PhantomData,
+        }
+    }
+}
+
+impl Drop for EventsLock {
+    fn drop(&mut self) {
+        // SAFETY: locked by `lock()` in this task (the guard is not Send).
+        unsafe { b::dynprobe_events_unlock() };
+    }
 }
 
 // SAFETY: the C event and probes are only changed under the registry lock
@@ -182,7 +217,7 @@ impl Event {
             handle,
             defs,
             probes,
-            live: true,
+            state: State::Live,
         })
     }
 
@@ -225,7 +260,7 @@ impl Event {
     /// Enabled somewhere, or referenced (perf, hist triggers).
     pub(crate) fn busy(&self) -> bool {
         // SAFETY: `handle` is a live event owned by `self`.
-        self.live && unsafe { b::dynprobe_event_busy(self.handle.as_ptr()) }
+        self.state == State::Live && unsafe { b::dynprobe_event_busy(self.handle.as_ptr()) }
     }
 
     /// Hits and misses of each live probe, in listing order.
@@ -259,18 +294,41 @@ impl Event {
     /// Removes the trace event and its probes. On error (`EBUSY`) nothing
     /// changed and the event stays usable.
     pub(crate) fn remove(&mut self) -> Result {
-        if !self.live {
+        if self.state == State::Live {
+            let lock = EventsLock::lock();
+            self.unlink(&lock)?;
+        }
+        self.free();
+        Ok(())
+    }
+
+    /// Takes the event out of tracefs: the first half of `remove`, for a
+    /// batch of removals under one `EventsLock`. On error (`EBUSY`)
+    /// nothing changed. The probes go in `free`, or when `self` is dropped.
+    pub(crate) fn unlink(&mut self, _lock: &EventsLock) -> Result {
+        if self.state != State::Live {
             return Ok(());
         }
-        // SAFETY: `handle` is live and owned by `self`; after success it
-        // and the probes are never used again (`live` is cleared).
-        let ret = unsafe { b::dynprobe_event_destroy(self.handle.as_ptr()) };
+        // SAFETY: `handle` is live and owned by `self`, and event_mutex is
+        // held (`_lock`).
+        let ret = unsafe { b::dynprobe_event_unlink(self.handle.as_ptr()) };
         if ret != 0 {
             return Err(Error::from_errno(ret));
         }
-        self.live = false;
-        self.probes.clear();
+        self.state = State::Unlinked;
         Ok(())
+    }
+
+    /// Tears down the probes of an unlinked event and frees it.
+    fn free(&mut self) {
+        if self.state != State::Unlinked {
+            return;
+        }
+        // SAFETY: the event is unlinked, so nothing in tracefs can reach
+        // it any more; `handle` and the probes are never used again.
+        unsafe { b::dynprobe_event_free(self.handle.as_ptr()) };
+        self.state = State::Gone;
+        self.probes.clear();
     }
 }
 

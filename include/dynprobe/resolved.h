@@ -43,6 +43,13 @@ struct dynprobe_kernel_symbols {
 							unsigned long),
 					      void *data);
 	/*
+	 * kernel/trace/trace.c: after events are removed, empties the ring
+	 * buffers that hold their records (the tracing core marks them), as
+	 * the kernel's probe events do; else `cat trace` shows those records
+	 * as of an unknown type. Optional: without it they stay.
+	 */
+	void (*tracing_reset_all_online_cpus)(void);
+	/*
 	 * include/asm-generic/vmlinux.lds.h: the bounds of the vmlinux BTF
 	 * (section .BTF), for argument names, types and members
 	 * (<argname>, $arg*, ->field). Optional: without them these

@@ -108,8 +108,19 @@ struct dynprobe_probe *dynprobe_probe_add(struct dynprobe_event *ev,
 /* -EBUSY while the event is in use; -EINVAL for the event's last probe. */
 int dynprobe_probe_remove(struct dynprobe_event *ev,
 			  struct dynprobe_probe *probe);
-/* -EBUSY (nothing changed) while the event is enabled or referenced. */
-int dynprobe_event_destroy(struct dynprobe_event *ev);
+/*
+ * Removing events takes two steps, so that a batch of removals is one
+ * decision: with event_mutex held (dynprobe_events_lock), unlink takes
+ * the event out of tracefs, or answers -EBUSY (nothing changed) while it
+ * is enabled or referenced; nothing can enable it in between, as enabling
+ * takes event_mutex too. After the unlock, free tears the probes down,
+ * waiting for their running handlers outside event_mutex, and frees the
+ * event.
+ */
+void dynprobe_events_lock(void);
+void dynprobe_events_unlock(void);
+int dynprobe_event_unlink(struct dynprobe_event *ev);
+void dynprobe_event_free(struct dynprobe_event *ev);
 bool dynprobe_event_busy(struct dynprobe_event *ev);
 void dynprobe_probe_counts(struct dynprobe_probe *probe, u64 *hits,
 			   u64 *misses);

@@ -155,11 +155,6 @@ static void disarm_all(struct dynprobe_event *ev)
 		dynprobe_probe_disarm(probe);
 }
 
-static void free_link(struct rcu_head *head)
-{
-	kfree(container_of(head, struct file_link, rcu));
-}
-
 /*
  * Enabling takes a module reference, so that rmmod is refused while an
  * event is enabled for tracing or perf. Called with event_mutex held.
@@ -192,7 +187,7 @@ static int enable_event(struct dynprobe_event *ev, struct trace_event_file *file
 			list_del_rcu(&link->list);
 			if (list_empty(&ev->files))
 				WRITE_ONCE(ev->flags, ev->flags & ~EVENT_TRACE);
-			call_rcu(&link->rcu, free_link);
+			kfree_rcu(link, rcu);
 		} else {
 			WRITE_ONCE(ev->flags, ev->flags & ~EVENT_PERF);
 		}
@@ -217,8 +212,12 @@ static int disable_event(struct dynprobe_event *ev, struct trace_event_file *fil
 		list_del_rcu(&found->list);
 		if (list_empty(&ev->files))
 			WRITE_ONCE(ev->flags, ev->flags & ~EVENT_TRACE);
-		/* Handlers may still walk the list: free after a grace period. */
-		call_rcu(&found->rcu, free_link);
+		/*
+		 * Handlers may still walk the list: free after a grace period.
+		 * kfree_rcu() calls no code of this module, so no
+		 * rcu_barrier() is needed before the module goes.
+		 */
+		kfree_rcu(found, rcu);
 	} else {
 		WRITE_ONCE(ev->flags, ev->flags & ~EVENT_PERF);
 	}
@@ -436,32 +435,53 @@ int dynprobe_probe_remove(struct dynprobe_event *ev,
 	return ret;
 }
 
-int dynprobe_event_destroy(struct dynprobe_event *ev)
+/* An event was unlinked during the current hold of event_mutex. */
+static bool events_unlinked;
+
+void dynprobe_events_lock(void)
 {
-	struct dynprobe_probe *probe, *tmp;
+	mutex_lock(dynprobe_ksyms.event_mutex);
+}
+
+void dynprobe_events_unlock(void)
+{
+	/*
+	 * Records of the removed events cannot be printed any more; the
+	 * tracing core has marked the buffers that held them for clearing.
+	 */
+	if (events_unlinked && dynprobe_ksyms.tracing_reset_all_online_cpus)
+		dynprobe_ksyms.tracing_reset_all_online_cpus();
+	events_unlinked = false;
+	mutex_unlock(dynprobe_ksyms.event_mutex);
+}
+
+int dynprobe_event_unlink(struct dynprobe_event *ev)
+{
 	int ret;
 
-	mutex_lock(dynprobe_ksyms.event_mutex);
+	lockdep_assert_held(dynprobe_ksyms.event_mutex);
 	/*
 	 * trace_remove_event_call() only refuses enabled events; hist
 	 * triggers and perf hold the dynamic reference count instead.
 	 */
 	if (dynprobe_event_busy(ev))
-		ret = -EBUSY;
-	else
-		ret = trace_remove_event_call(&ev->call);
-	mutex_unlock(dynprobe_ksyms.event_mutex);
-	if (ret)
-		return ret;
+		return -EBUSY;
+	ret = trace_remove_event_call(&ev->call);
+	if (!ret)
+		events_unlinked = true;
+	return ret;
+}
+
+void dynprobe_event_free(struct dynprobe_event *ev)
+{
+	struct dynprobe_probe *probe, *tmp;
+
 	/* Each teardown returns once no handler of the probe runs. */
 	list_for_each_entry_safe(probe, tmp, &ev->probes, list) {
 		list_del(&probe->list);
 		dynprobe_probe_teardown(probe);
 	}
-	/* File links are freed through call_rcu: let them go first. */
-	rcu_barrier();
 	free_event(ev);
-	return 0;
 }
 
 bool dynprobe_event_busy(struct dynprobe_event *ev)

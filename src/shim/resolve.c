@@ -41,6 +41,9 @@ static const struct resolved_symbol resolved_symbols[] = {
 	{ "module_kallsyms_on_each_symbol",
 	  "refusing non-unique module probe symbols", true,
 	  SLOT(module_kallsyms_on_each_symbol) },
+	{ .name = "tracing_reset_all_online_cpus",
+	  .why = "dropping the records of removed events", .is_function = true,
+	  .slot = SLOT(tracing_reset_all_online_cpus), .optional = true },
 	/* Linker symbols, in kallsyms with CONFIG_KALLSYMS_ALL. */
 	{ .name = "__start_BTF", .why = "BTF argument names and members",
 	  .slot = SLOT(start_btf), .optional = true },
