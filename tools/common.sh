@@ -17,3 +17,17 @@ ROOT_DIR=$DYNPROBE_CACHE/root-trixie-$(root_key)
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
+
+# Filter for ftracetest's output: each result line ("[N] ... [PASS]") gets
+# the seconds its test took, so a slow check shows which test to look at.
+time_results() {
+	local start=$SECONDS line
+	while IFS= read -r line; do
+		if [[ $line == \[[0-9]*\]* ]]; then
+			printf '%s (%d s)\n' "$line" $((SECONDS - start))
+			start=$SECONDS
+		else
+			printf '%s\n' "$line"
+		fi
+	done
+}
