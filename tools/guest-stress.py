@@ -30,8 +30,10 @@ writers check such failures against the log once they hold the lock.
 
 Before the run, every line a writer may write (each line form on each
 function it may be placed on) is defined once, alone, and must be accepted
-and listed as written: in the run, a refusal counts as a bug.
---check-lines does only that.
+and listed as written: in the run, a refusal counts as a bug. Return probes
+fetching $retval go only on functions that return a value (the kernel's own
+kprobe_events tell which); on the others dynprobe must refuse them as the
+kernel does (NO_RETVAL, ENOENT). --check-lines does only these checks.
 
 Exit status 0 when no check failed. The roles are forked child processes;
 the parent kills them and everything they started on exit.
@@ -108,9 +110,16 @@ def probe_line(kind, group, name, func):
     raise ValueError(kind)
 
 
-def place_funcs(kind, funcs):
-    """The functions a writer may place a probe of kind on."""
-    return funcs
+# Kinds whose lines fetch $retval: the kernel's probe events (and
+# dynprobe's) refuse them on a function that returns void (NO_RETVAL,
+# ENOENT), so they go on functions that return a value only.
+RETVAL_KINDS = ("r", "fx")
+
+
+def place_funcs(kind, funcs, valued):
+    """The functions a writer may place a probe of kind on (valued: those
+    of funcs that return a value)."""
+    return valued if kind in RETVAL_KINDS else funcs
 
 
 def line_owner(line):
@@ -367,10 +376,11 @@ class Event:
 
 
 class Writer(Role):
-    def __init__(self, name, deadline, index, funcs, my_funcs, lock):
+    def __init__(self, name, deadline, index, funcs, valued, my_funcs, lock):
         super().__init__(name, deadline)
         self.index = index
         self.funcs = funcs
+        self.valued = valued
         self.my_funcs = my_funcs
         self.kgroup = "stress%dk" % index
         self.fgroup = "stress%df" % index
@@ -503,7 +513,7 @@ class Writer(Role):
             line = func_entry_line(func) if kind == "F" else func_exit_line(func)
             path, place = FUNCTION_EVENTS, None
         else:
-            func = self.rng.choice(place_funcs(kind, self.funcs))
+            func = self.rng.choice(place_funcs(kind, self.funcs, self.valued))
             line = probe_line(kind, group, name, func)
             path = DYNAMIC_EVENTS if KIND_CLASS[kind] == "f" or self.rng.random() < 0.5 \
                 else KPROBE_EVENTS
@@ -522,7 +532,7 @@ class Writer(Role):
         if not multi:
             return self.op_define()
         ev = self.rng.choice(multi)
-        others = [f for f in place_funcs(ev.kind, self.funcs) if f not in ev.funcs]
+        others = [f for f in place_funcs(ev.kind, self.funcs, self.valued) if f not in ev.funcs]
         if not others:
             return
         func = self.rng.choice(others)
@@ -1080,7 +1090,8 @@ def child_main(role_name, name, deadline, nice, kw):
     signal.signal(signal.SIGTERM, lambda *a: os._exit(3))
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     if role_name == "writer":
-        role = Writer(name, deadline, kw["index"], kw["funcs"], kw["my_funcs"], kw["lock"])
+        role = Writer(name, deadline, kw["index"], kw["funcs"], kw["valued"], kw["my_funcs"],
+                      kw["lock"])
         body = role.run
     else:
         role = Role(name, deadline)
@@ -1182,13 +1193,41 @@ class Parent:
         funcs = [f for f in CANDIDATES if f in traceable and syms.get(f) == 1]
         return funcs
 
-    def check_templates(self, funcs):
+    def returning_value(self, funcs):
+        """Those of funcs that return a value, as the kernel's own kprobe
+        events tell: they refuse $retval on a void function (NO_RETVAL)."""
+        oracle = TRACING + "/kprobe_events"
+        if not os.path.exists(oracle):
+            self.log("no kprobe_events of the kernel's: dynprobe's tell which functions return void")
+            oracle = DYNAMIC_EVENTS
+        valued = []
+        for func in funcs:
+            line = probe_line("r", "stressretval", "probe", func)
+            rc = write_control(oracle, line + "\n")
+            if rc == 0:
+                valued.append(func)
+                write_control(oracle, "-:stressretval/probe\n")
+            elif rc != errno.ENOENT or "void" not in (error_log_entry(line) or ""):
+                self.error("%s refuses %r: %s (error_log: %s)" %
+                           (oracle, line, errname(rc), error_log_entry(line)))
+        return valued
+
+    def check_templates(self, funcs, valued):
         """Every line a writer may write (each line form on each function
         it may be placed on) is accepted and listed as written: during
-        the run, a refusal counts as a bug of dynprobe."""
+        the run, a refusal counts as a bug of dynprobe. The $retval forms
+        on the void functions are refused as the kernel refuses them."""
+        for i, func in enumerate(f for f in funcs if f not in valued):
+            for kind in RETVAL_KINDS:
+                line = probe_line(kind, "stresscheck", "void%s%d" % (kind, i), func)
+                rc = write_control(DYNAMIC_EVENTS, line + "\n")
+                why = error_log_entry(line)
+                if rc != errno.ENOENT or "void" not in (why or ""):
+                    self.error("defining %r (void function): %s (error_log: %s), "
+                               "expected ENOENT as the kernel's" % (line, errname(rc), why))
         lines = [probe_line(kind, "stresscheck", "form%s%d" % (kind, i), func)
                  for kind in ("p", "r", "fe", "fx")
-                 for i, func in enumerate(place_funcs(kind, funcs))]
+                 for i, func in enumerate(place_funcs(kind, funcs, valued))]
         flines = [func_entry_line(f) for f in funcs] + [func_exit_line(f) for f in funcs]
         accepted = []
         for path, batch in ((DYNAMIC_EVENTS, lines), (FUNCTION_EVENTS, flines)):
@@ -1253,8 +1292,13 @@ class Parent:
         if len(funcs) < 4:
             raise SystemExit("too few probeable functions: %s" % funcs)
         self.log("probed functions: %s" % " ".join(funcs))
-        self.check_templates(funcs)
-        return None if self.errors else funcs
+        valued = self.returning_value(funcs)
+        if len(valued) < 2 and not self.errors:
+            raise SystemExit("too few probeable functions return a value: %s" % valued)
+        self.log("returning void (no return probes with $retval): %s" %
+                 (" ".join(f for f in funcs if f not in valued) or "none"))
+        self.check_templates(funcs, valued)
+        return None if self.errors else (funcs, valued)
 
     def check_lines(self):
         """--check-lines: only the start-up check of the writers' lines."""
@@ -1271,9 +1315,10 @@ class Parent:
         have_kmemleak = os.path.exists(kmemleak)
         if have_kmemleak:
             write_control(kmemleak, "clear", truncate=True)
-        funcs = self.prepare()
-        if funcs is None:
+        prepared = self.prepare()
+        if prepared is None:
             return
+        funcs, valued = prepared
 
         self.ctx = multiprocessing.get_context("fork")
         lock = RWLock(self.ctx)
@@ -1288,8 +1333,8 @@ class Parent:
         for i in range(nwriters):
             # A function's events belong to one writer only.
             mine = funcs[i::nwriters]
-            self.spawn("writer%d" % i, "writer", index=i, funcs=funcs, my_funcs=mine,
-                       lock=lock)
+            self.spawn("writer%d" % i, "writer", index=i, funcs=funcs, valued=valued,
+                       my_funcs=mine, lock=lock)
             groups += ["stress%dk" % i, "stress%df" % i]
         self.spawn("pipe", "pipe")
         self.spawn("files", "files", groups=groups)
