@@ -28,6 +28,13 @@ Enabling and disabling need no lock: a truncation racing with them must
 either refuse (EBUSY, nothing removed) or come first (the enable fails);
 writers check such failures against the log once they hold the lock.
 
+Before the run, every line a writer may write (each line form on each
+function it may be placed on) is defined once, alone, and must be accepted
+and listed as written: in the run, a refusal counts as a bug. Return probes
+fetching $retval go only on functions that return a value (the kernel's own
+kprobe_events tell which); on the others dynprobe must refuse them as the
+kernel does (NO_RETVAL, ENOENT). --check-lines does only these checks.
+
 Exit status 0 when no check failed. The roles are forked child processes;
 the parent kills them and everything they started on exit.
 """
@@ -103,6 +110,18 @@ def probe_line(kind, group, name, func):
     raise ValueError(kind)
 
 
+# Kinds whose lines fetch $retval: the kernel's probe events (and
+# dynprobe's) refuse them on a function that returns void (NO_RETVAL,
+# ENOENT), so they go on functions that return a value only.
+RETVAL_KINDS = ("r", "fx")
+
+
+def place_funcs(kind, funcs, valued):
+    """The functions a writer may place a probe of kind on (valued: those
+    of funcs that return a value)."""
+    return valued if kind in RETVAL_KINDS else funcs
+
+
 def line_owner(line):
     """(group, event) of a listing line, the function events' included."""
     m = re.match(r"^[pfr]\d*:([^/\s]+)/(\S+)\s", line)
@@ -163,6 +182,20 @@ def kernel_log_tail(n=6):
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return "\n    dmesg: " + "\n    dmesg: ".join(out.decode(errors="replace").splitlines()[-n:])
+
+
+def error_log_entry(command):
+    """The message of the last error_log entry for command (whoever wrote
+    it), or None: says why a definition was refused."""
+    try:
+        lines = read_text(TRACING + "/error_log").split("\n")
+    except OSError:
+        return None
+    found = None
+    for i in range(1, len(lines)):
+        if lines[i].strip() == "Command: " + command.strip():
+            found = re.sub(r"^\[[^]]*\]\s*", "", lines[i - 1])
+    return found
 
 
 def errname(e):
@@ -343,10 +376,11 @@ class Event:
 
 
 class Writer(Role):
-    def __init__(self, name, deadline, index, funcs, my_funcs, lock):
+    def __init__(self, name, deadline, index, funcs, valued, my_funcs, lock):
         super().__init__(name, deadline)
         self.index = index
         self.funcs = funcs
+        self.valued = valued
         self.my_funcs = my_funcs
         self.kgroup = "stress%dk" % index
         self.fgroup = "stress%df" % index
@@ -449,11 +483,15 @@ class Writer(Role):
             self.error("after %s: %s %s" % (what, ev.path(),
                        "missing" if present else "still exists"))
 
-    def expect(self, what, rc, allowed, detail=""):
+    def expect(self, what, rc, allowed, detail="", line=None):
+        """Counts rc; an rc not allowed is an error, reported with the
+        line written (if given), its error_log entry and the kernel log."""
         self.count("%s %s" % (what, errname(rc)))
         if self.hb.verbose:
             self.hb("  -> %s" % errname(rc))
         if rc not in allowed:
+            if line is not None:
+                detail += " %r (error_log: %s)" % (line, error_log_entry(line))
             self.error("%s%s: %s, expected %s%s" %
                        (what, detail, errname(rc), "/".join(errname(a) for a in allowed),
                         kernel_log_tail()))
@@ -475,14 +513,14 @@ class Writer(Role):
             line = func_entry_line(func) if kind == "F" else func_exit_line(func)
             path, place = FUNCTION_EVENTS, None
         else:
-            func = self.rng.choice(self.funcs)
+            func = self.rng.choice(place_funcs(kind, self.funcs, self.valued))
             line = probe_line(kind, group, name, func)
             path = DYNAMIC_EVENTS if KIND_CLASS[kind] == "f" or self.rng.random() < 0.5 \
                 else KPROBE_EVENTS
             place = func
         self.hb("define %s" % line)
         rc = write_control(path, line + "\n")
-        if self.expect("define %s" % kind, rc, (0,)):
+        if self.expect("define %s" % kind, rc, (0,), line=line):
             ev = Event(kind, group, name, [line], [place])
             self.events[(group, name)] = ev
             self.check_dir(ev, True, "define")
@@ -494,7 +532,7 @@ class Writer(Role):
         if not multi:
             return self.op_define()
         ev = self.rng.choice(multi)
-        others = [f for f in self.funcs if f not in ev.funcs]
+        others = [f for f in place_funcs(ev.kind, self.funcs, self.valued) if f not in ev.funcs]
         if not others:
             return
         func = self.rng.choice(others)
@@ -502,7 +540,7 @@ class Writer(Role):
         path = DYNAMIC_EVENTS if ev.cls == "f" or self.rng.random() < 0.5 else KPROBE_EVENTS
         self.hb("append %s" % line)
         rc = write_control(path, line + "\n")
-        if self.expect("append probe", rc, (0,)):
+        if self.expect("append probe", rc, (0,), line=line):
             ev.lines.append(line)
             ev.funcs.append(func)
         self.verify("append %s" % line)
@@ -514,14 +552,14 @@ class Writer(Role):
         path = FUNCTION_EVENTS if ev.cls == "F" else DYNAMIC_EVENTS
         self.hb("duplicate %s" % ev.lines[0])
         rc = write_control(path, ev.lines[0] + "\n")
-        self.expect("duplicate definition", rc, (errno.EEXIST,))
+        self.expect("duplicate definition", rc, (errno.EEXIST,), line=ev.lines[0])
         self.verify("duplicate %s" % ev.lines[0])
 
     def op_bad_line(self):
         group, name = self.kgroup, "w%dbad" % self.index
         line = "p:%s/%s %s a1=%%zz" % (group, name, self.rng.choice(self.funcs))
         rc = write_control(self.rng.choice((KPROBE_EVENTS, DYNAMIC_EVENTS)), line + "\n")
-        self.expect("malformed line", rc, (errno.EINVAL,))
+        self.expect("malformed line", rc, (errno.EINVAL,), line=line)
         self.verify("malformed line")
 
     def removal_outcome(self, what, ev, rc, gone_lines):
@@ -1052,7 +1090,8 @@ def child_main(role_name, name, deadline, nice, kw):
     signal.signal(signal.SIGTERM, lambda *a: os._exit(3))
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     if role_name == "writer":
-        role = Writer(name, deadline, kw["index"], kw["funcs"], kw["my_funcs"], kw["lock"])
+        role = Writer(name, deadline, kw["index"], kw["funcs"], kw["valued"], kw["my_funcs"],
+                      kw["lock"])
         body = role.run
     else:
         role = Role(name, deadline)
@@ -1154,22 +1193,57 @@ class Parent:
         funcs = [f for f in CANDIDATES if f in traceable and syms.get(f) == 1]
         return funcs
 
-    def check_templates(self, funcs):
-        """Every line form the writers use is listed as written."""
-        func = funcs[0]
-        lines = [probe_line(k, "stresscheck", "form" + k, func) for k in ("p", "r", "fe", "fx")]
-        for line in lines:
-            rc = write_control(DYNAMIC_EVENTS, line + "\n")
-            if rc:
-                self.error("defining %r: %s" % (line, errname(rc)))
-        flines = [func_entry_line(f) for f in funcs] + [func_exit_line(func)]
-        for line in flines:
-            rc = write_control(FUNCTION_EVENTS, line + "\n")
-            if rc:
-                self.error("defining %r: %s" % (line, errname(rc)))
+    def returning_value(self, funcs):
+        """Those of funcs that return a value, as the kernel's own kprobe
+        events tell: they refuse $retval on a void function (NO_RETVAL)."""
+        oracle = TRACING + "/kprobe_events"
+        if not os.path.exists(oracle):
+            self.log("no kprobe_events of the kernel's: dynprobe's tell which functions return void")
+            oracle = DYNAMIC_EVENTS
+        valued = []
+        for func in funcs:
+            line = probe_line("r", "stressretval", "probe", func)
+            rc = write_control(oracle, line + "\n")
+            if rc == 0:
+                valued.append(func)
+                write_control(oracle, "-:stressretval/probe\n")
+            elif rc != errno.ENOENT or "void" not in (error_log_entry(line) or ""):
+                self.error("%s refuses %r: %s (error_log: %s)" %
+                           (oracle, line, errname(rc), error_log_entry(line)))
+        return valued
+
+    def check_templates(self, funcs, valued):
+        """Every line a writer may write (each line form on each function
+        it may be placed on) is accepted and listed as written: during
+        the run, a refusal counts as a bug of dynprobe. The $retval forms
+        on the void functions are refused as the kernel refuses them."""
+        for i, func in enumerate(f for f in funcs if f not in valued):
+            for kind in RETVAL_KINDS:
+                line = probe_line(kind, "stresscheck", "void%s%d" % (kind, i), func)
+                rc = write_control(DYNAMIC_EVENTS, line + "\n")
+                why = error_log_entry(line)
+                if rc != errno.ENOENT or "void" not in (why or ""):
+                    self.error("defining %r (void function): %s (error_log: %s), "
+                               "expected ENOENT as the kernel's" % (line, errname(rc), why))
+        lines = [probe_line(kind, "stresscheck", "form%s%d" % (kind, i), func)
+                 for kind in ("p", "r", "fe", "fx")
+                 for i, func in enumerate(place_funcs(kind, funcs, valued))]
+        flines = [func_entry_line(f) for f in funcs] + [func_exit_line(f) for f in funcs]
+        accepted = []
+        for path, batch in ((DYNAMIC_EVENTS, lines), (FUNCTION_EVENTS, flines)):
+            for line in batch:
+                rc = write_control(path, line + "\n")
+                if rc:
+                    self.error("defining %r: %s (error_log: %s)" %
+                               (line, errname(rc), error_log_entry(line)))
+                else:
+                    accepted.append(line)
         got = listing(DYNAMIC_EVENTS) + listing(FUNCTION_EVENTS)
-        if got != lines + flines:
-            self.error("line forms not listed as written: %s, expected %s" % (got, lines + flines))
+        if got != accepted:
+            self.error("line forms not listed as written: %s, expected %s" % (got, accepted))
+        self.log("line forms: %d of %d probe lines and %d of %d function event lines accepted" %
+                 (len([l for l in accepted if l in lines]), len(lines),
+                  len([l for l in accepted if l in flines]), len(flines)))
         for path in (DYNAMIC_EVENTS, FUNCTION_EVENTS):
             rc = write_control(path, "", truncate=True)
             if rc:
@@ -1204,16 +1278,11 @@ class Parent:
                 self.error("%s still running %d s after the deadline:\n    %s" %
                            (n, GRACE, task_state(p.pid)))
 
-    def run(self):
-        if os.path.exists(WORK):
-            subprocess.run(["rm", "-rf", WORK])
-        os.makedirs(WORK)
+    def prepare(self):
+        """Empty control files, the functions to probe, and the check of
+        the lines the writers may write; None after an error."""
         if not os.path.isdir(DYN):
             raise SystemExit("dynprobe is not loaded (no %s)" % DYN)
-        kmemleak = "/sys/kernel/debug/kmemleak"
-        have_kmemleak = os.path.exists(kmemleak)
-        if have_kmemleak:
-            write_control(kmemleak, "clear", truncate=True)
         for path in CONTROL_FILES:
             rc = write_control(path, "", truncate=True)
             if rc:
@@ -1223,9 +1292,33 @@ class Parent:
         if len(funcs) < 4:
             raise SystemExit("too few probeable functions: %s" % funcs)
         self.log("probed functions: %s" % " ".join(funcs))
-        self.check_templates(funcs)
-        if self.errors:
+        valued = self.returning_value(funcs)
+        if len(valued) < 2 and not self.errors:
+            raise SystemExit("too few probeable functions return a value: %s" % valued)
+        self.log("returning void (no return probes with $retval): %s" %
+                 (" ".join(f for f in funcs if f not in valued) or "none"))
+        self.check_templates(funcs, valued)
+        return None if self.errors else (funcs, valued)
+
+    def check_lines(self):
+        """--check-lines: only the start-up check of the writers' lines."""
+        self.prepare()
+        for e in self.errors:
+            self.log("  " + e)
+        self.log("FAILED" if self.errors else "PASSED")
+
+    def run(self):
+        if os.path.exists(WORK):
+            subprocess.run(["rm", "-rf", WORK])
+        os.makedirs(WORK)
+        kmemleak = "/sys/kernel/debug/kmemleak"
+        have_kmemleak = os.path.exists(kmemleak)
+        if have_kmemleak:
+            write_control(kmemleak, "clear", truncate=True)
+        prepared = self.prepare()
+        if prepared is None:
             return
+        funcs, valued = prepared
 
         self.ctx = multiprocessing.get_context("fork")
         lock = RWLock(self.ctx)
@@ -1240,8 +1333,8 @@ class Parent:
         for i in range(nwriters):
             # A function's events belong to one writer only.
             mine = funcs[i::nwriters]
-            self.spawn("writer%d" % i, "writer", index=i, funcs=funcs, my_funcs=mine,
-                       lock=lock)
+            self.spawn("writer%d" % i, "writer", index=i, funcs=funcs, valued=valued,
+                       my_funcs=mine, lock=lock)
             groups += ["stress%dk" % i, "stress%df" % i]
         self.spawn("pipe", "pipe")
         self.spawn("files", "files", groups=groups)
@@ -1478,6 +1571,8 @@ def main():
     ap.add_argument("--seconds", type=int, default=600)
     ap.add_argument("--verbose", action="store_true",
                     help="print every operation of the writers and perf")
+    ap.add_argument("--check-lines", action="store_true",
+                    help="only check that every line the writers may write is accepted")
     args = ap.parse_args()
     global VERBOSE
     VERBOSE = args.verbose
@@ -1492,7 +1587,10 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     try:
-        parent.run()
+        if args.check_lines:
+            parent.check_lines()
+        else:
+            parent.run()
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         kill_tree(signal.SIGTERM)
