@@ -13,7 +13,7 @@ use kernel::sync::global_lock;
 use crate::event::{new_definition, Event, EventsLock, VecWriter};
 use crate::lang::{self, Command, Control, Definition, ParseError, ProbeKind};
 use crate::readme::README;
-use crate::resolve::KernelResolver;
+use crate::resolve::{self, KernelResolver};
 use crate::sys::{self, bindings as b, dynprobe_file, dynprobe_text};
 
 /// Every definition, in creation order, and a spare definition to parse
@@ -343,6 +343,7 @@ fn command(file: dynprobe_file, line: &[u8]) -> Result {
         return Err(EPERM);
     };
     let mut registry = REGISTRY.lock();
+    resolve::btf_init();
     let mut def = match registry.spare.take() {
         Some(d) => d,
         None => new_definition()?,

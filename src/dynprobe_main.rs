@@ -2,9 +2,10 @@
 
 //! dynprobe: dynamic trace events defined through tracefs.
 //!
-//! Loading resolves the kernel symbols dynprobe needs and indexes the
-//! kernel's BTF, then creates tracefs `dynprobe/` with the control files;
-//! unloading removes them again.
+//! Loading resolves the kernel symbols dynprobe needs, then creates
+//! tracefs `dynprobe/` with the control files (the kernel's BTF is
+//! indexed when the first definition is written); unloading removes them
+//! again.
 
 use kernel::prelude::*;
 
@@ -29,15 +30,10 @@ struct Dynprobe;
 impl kernel::Module for Dynprobe {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         sys::resolve_symbols()?;
-        resolve::btf_init();
         control::init();
-        if let Err(e) = sys::events_init() {
-            resolve::btf_exit();
-            return Err(e);
-        }
+        sys::events_init()?;
         if let Err(e) = sys::tracefs_init() {
             sys::events_exit();
-            resolve::btf_exit();
             return Err(e);
         }
         pr_info!("ready: tracefs dynprobe/\n");
