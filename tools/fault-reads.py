@@ -10,7 +10,7 @@ tested argument per event so that no other string of the record changes
 what a faulting one shows. This process then calls write() on /dev/null
 with buf pointing at good and bad places (NULL, user memory with and
 without a terminator before an unmapped page, kernel text, non-canonical
-addresses, the hole below the kernel half, a vmalloc guard page) and a
+addresses, an unused hole of the kernel half, a vmalloc guard page) and a
 count that marks the call. The kernel's events trace into one instance,
 dynprobe's into another, both filtered on this process; for each marker
 and event the two records must print alike. Where Linux 7.2 leaves a field
@@ -63,7 +63,7 @@ BASE_ARGS = [
 FIXED_ARGS = [
     ('i_null', 'v=+0(\\0):u64'),
     ('i_noncanon', 'v=+0(\\0xdead000000000000):u64'),
-    ('i_hole', 'v=+0(\\0xffff800000000000):u64'),
+    ('i_hole', 'v=+0(\\0xfffffc0000000000):u64'),
     ('i_str', 's=+0(\\0):string'),
     ('i_ustr', 's=+0(\\0xdead000000000000):ustring'),
     ('i_at0', 'v=@0:u64'),
@@ -71,7 +71,7 @@ FIXED_ARGS = [
     ('i_wrap', 'v=+16(\\0xfffffffffffffff8):u64'),
     ('i_arr', 'v=+0(\\0xdead000000000000):u32[2]'),
     ('i_bits', 'v=+0(\\0):b1@0/8'),
-    ('i_symstr', 'v=+0(\\0xffff800000000000):symstr'),
+    ('i_symstr', 'v=+0(\\0xfffffc0000000000):symstr'),
 ]
 
 
@@ -109,7 +109,10 @@ class Buffers:
             ('user_5000', base + PAGE),
             ('kernel_banner', kallsyms('linux_banner')),
             ('noncanonical', 0xdead000000000000),
-            ('kernel_hole', 0xffff800000000000),
+            # Unused in the 4- and 5-level layouts alike, and above the
+            # KASAN shadow, which maps the hole below the kernel half
+            # (0xffff800000000000) to zero pages on a 5-level KASAN kernel.
+            ('kernel_hole', 0xfffffc0000000000),
             ('top', 0xfffffffffffffff8),
         ]
         guard = vmalloc_guard_page()
@@ -350,7 +353,7 @@ def documented(event, target_addr, kern, dyn, bufs):
             re.search(r'="[^"]*"$', kern):
         return 'dereference faulted before the string'
     if base == 'i_hole':
-        addr, size = 0xffff800000000000, 8
+        addr, size = 0xfffffc0000000000, 8
     elif base in READS:
         off, size = READS[base]
         addr = (target_addr + off) % (1 << 64)
