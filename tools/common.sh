@@ -15,6 +15,22 @@ root_key() {
 }
 ROOT_DIR=$DYNPROBE_CACHE/root-trixie-$(root_key)
 
+# Kernel log lines that fail a guest run, whatever its command returned.
+KERNEL_REPORTS='Oops|BUG:|WARNING:|INFO: (possible|inconsistent|task .* blocked)|KASAN|UBSAN|Kernel panic|general protection|Call Trace'
+
+# A new directory for one guest run (runs may overlap), in $run:
+# build/guest-runs/DATE-XXXX; build/guest points to the latest and the
+# last few are kept.
+new_run_dir() {
+	local runs=$DYNPROBE_TOP/build/guest-runs
+	mkdir -p "$runs"
+	run=$(mktemp -d "$runs/$(date +%Y%m%d-%H%M%S)-XXXX")
+	[ -L "$DYNPROBE_TOP/build/guest" ] || rm -rf "$DYNPROBE_TOP/build/guest"
+	ln -sfn "$run" "$DYNPROBE_TOP/build/guest"
+	# (Another run may be pruning at the same time.)
+	{ ls -1d "$runs"/* 2>/dev/null || true; } | head -n -6 | xargs -r rm -rf
+}
+
 log() { printf '[setup] %s\n' "$*" >&2; }
 die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
 
