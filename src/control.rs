@@ -50,6 +50,8 @@ pub(crate) fn init() {
 pub(crate) fn exit() {
     let mut registry = REGISTRY.lock();
     while registry.events.pop().is_some() {}
+    // A static is never dropped: its buffers are freed here or never.
+    registry.events = KVec::new();
     registry.spare = None;
 }
 

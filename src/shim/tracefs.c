@@ -5,6 +5,7 @@
  * line means is decided by the Rust core (dynprobe_rs_*).
  */
 #include <linux/fs.h>
+#include <linux/kmemleak.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/tracefs.h>
@@ -214,7 +215,9 @@ void dynprobe_log_err(const char *subsystem, const char *cmd, u8 err_type,
  * dynprobe's own messages (function_events syntax, dynevent's "No matching
  * dynamic event type") go into a table that is never freed, each message
  * copied there once when first logged: a few hundred bytes at most per
- * module load, and nothing when none of them is ever logged.
+ * module load, and nothing when none of them is ever logged. Once the
+ * module is gone and error_log has dropped the entries that point to it,
+ * the table is left unreferenced on purpose: kmemleak is told so.
  */
 #define OWN_MESSAGES_MAX 16
 
@@ -232,6 +235,7 @@ void dynprobe_log_own_err(const char *subsystem, const char *cmd,
 				       GFP_KERNEL);
 		if (!own_messages)
 			return;
+		kmemleak_not_leak(own_messages);
 	}
 	for (i = 0; i < OWN_MESSAGES_MAX && own_messages[i]; i++) {
 		if (!strcmp(own_messages[i], message))
