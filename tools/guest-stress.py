@@ -1420,6 +1420,14 @@ class Parent:
             misses += int(w[2])
         return hits, misses
 
+    def rmmod_refused(self, what):
+        """rmmod while the module must stay: an error unless refused as in
+        use. Returns the answer's name ("OK" when it was accepted)."""
+        rc = delete_module("dynprobe")
+        if rc not in IN_USE:
+            self.error("rmmod %s: %s, expected EWOULDBLOCK" % (what, errname(rc)))
+        return errname(rc)
+
     def check_rmmod(self, have_kmemleak):
         # An enabled event keeps the module.
         if not self.expected_events:
@@ -1435,13 +1443,9 @@ class Parent:
         rc = write_control(evdir + "/enable", "1\n", truncate=True)
         if rc:
             self.error("enabling %s/%s for the rmmod check: %s" % (group, name, errname(rc)))
-        rc = delete_module("dynprobe")
-        self.rmmod_enabled = errname(rc)
-        if rc not in IN_USE:
-            self.error("rmmod with %s/%s enabled: %s, expected EWOULDBLOCK" %
-                       (group, name, errname(rc)))
-            if rc == 0:
-                return
+        self.rmmod_enabled = self.rmmod_refused("with %s/%s enabled" % (group, name))
+        if self.rmmod_enabled == "OK":
+            return
         write_control(evdir + "/enable", "0\n", truncate=True)
 
         # perf holding an event keeps it too.
@@ -1454,13 +1458,9 @@ class Parent:
         while module_refcnt() <= base and perf.poll() is None and now() < end:
             time.sleep(0.2)
         if module_refcnt() > base:
-            rc = delete_module("dynprobe")
-            self.rmmod_perf = errname(rc)
-            if rc not in IN_USE:
-                self.error("rmmod while perf records %s/%s: %s, expected EWOULDBLOCK" %
-                           (group, name, errname(rc)))
-                if rc == 0:
-                    return
+            self.rmmod_perf = self.rmmod_refused("while perf records %s/%s" % (group, name))
+            if self.rmmod_perf == "OK":
+                return
         else:
             self.rmmod_perf = "not tried"
             self.error("perf record -e %s:%s took no module reference (refcnt %d)" %

@@ -435,9 +435,6 @@ int dynprobe_probe_remove(struct dynprobe_event *ev,
 	return ret;
 }
 
-/* An event was unlinked during the current hold of event_mutex. */
-static bool events_unlinked;
-
 void dynprobe_events_lock(void)
 {
 	mutex_lock(dynprobe_ksyms.event_mutex);
@@ -446,19 +443,18 @@ void dynprobe_events_lock(void)
 void dynprobe_events_unlock(void)
 {
 	/*
-	 * Records of the removed events cannot be printed any more; the
-	 * tracing core has marked the buffers that held them for clearing.
+	 * Records of removed events cannot be printed any more. The tracing
+	 * core marked the buffers that held them; only those are emptied,
+	 * so after a batch that removed nothing this changes nothing (the
+	 * kernel's dyn_events_release_all calls it the same way).
 	 */
-	if (events_unlinked && dynprobe_ksyms.tracing_reset_all_online_cpus)
+	if (dynprobe_ksyms.tracing_reset_all_online_cpus)
 		dynprobe_ksyms.tracing_reset_all_online_cpus();
-	events_unlinked = false;
 	mutex_unlock(dynprobe_ksyms.event_mutex);
 }
 
 int dynprobe_event_unlink(struct dynprobe_event *ev)
 {
-	int ret;
-
 	lockdep_assert_held(dynprobe_ksyms.event_mutex);
 	/*
 	 * trace_remove_event_call() only refuses enabled events; hist
@@ -466,10 +462,7 @@ int dynprobe_event_unlink(struct dynprobe_event *ev)
 	 */
 	if (dynprobe_event_busy(ev))
 		return -EBUSY;
-	ret = trace_remove_event_call(&ev->call);
-	if (!ret)
-		events_unlinked = true;
-	return ret;
+	return trace_remove_event_call(&ev->call);
 }
 
 void dynprobe_event_free(struct dynprobe_event *ev)
