@@ -34,6 +34,15 @@ new_run_dir() {
 log() { printf '[setup] %s\n' "$*" >&2; }
 die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
 
+# The number for "# of WHAT:" in ftracetest's summaries in LOG, summed
+# over all of them; 0 when there is none.
+#   ftracetest_count WHAT LOG
+ftracetest_count() {
+	local sum
+	sum=$(sed -n "s/^# of $1:[[:space:]]*\([0-9]\+\).*/\1/p" "$2" | paste -sd+ | bc)
+	echo "${sum:-0}"
+}
+
 # Filter for ftracetest's output: each result line ("[N] ... [PASS]") gets
 # the seconds its test took, so a slow check shows which test to look at.
 time_results() {
