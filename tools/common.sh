@@ -42,6 +42,22 @@ new_run_dir() {
 log() { printf '[setup] %s\n' "$*" >&2; }
 die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
 
+# The project and the cache may live at any absolute path, but not one
+# with white space, quotes or backslashes: Kbuild cannot build in such a
+# directory, and the guest learns the paths from the kernel command line.
+check_path() { # what path
+	case "$2" in
+	/*) ;;
+	*) die "$1 must be an absolute path: $2" ;;
+	esac
+	case "$2" in
+	*[[:space:]\\\"\']*) die "$1 path has white space, a quote or a backslash, which Kbuild and the guest cannot take: '$2'; use another directory" ;;
+	esac
+	return 0
+}
+check_path project "$DYNPROBE_TOP"
+check_path cache "$DYNPROBE_CACHE"
+
 # The number for "# of WHAT:" in ftracetest's summaries in LOG, summed
 # over all of them; 0 when there is none.
 #   ftracetest_count WHAT LOG
