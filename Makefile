@@ -3,6 +3,9 @@
 #
 #   make setup    install and build everything (idempotent)
 #   make          build dynprobe.ko against the cached kernel, or KDIR=...
+#   make kbuild-rust  regenerate an installed distribution kernel's Rust
+#                 crates (HEADERS=..., default the running kernel's)
+#   make dkms-build   what dkms.conf runs: both of the above
 #   make check    host tests + guest selftests, ending in "N passed, N failed"
 #   make check-debug the guest tests on the debug kernel (KASAN, kmemleak...)
 #   make check-peer  the kernel's kprobe/dynevent ftracetests against dynprobe
@@ -10,6 +13,7 @@
 #   make stress   concurrent definitions, tracing and perf for STRESS_SECONDS
 #   make run      boot the guest, load the module and show it working
 #   make shell    interactive guest with the module built
+# run, shell and check-peer take KERNEL=stock for Debian's stock kernel.
 
 ifneq ($(KERNELRELEASE),)
 # Invoked by the kernel's build system: Kbuild has the module.
@@ -27,16 +31,31 @@ else
 MAKE_KERNEL = $(MAKE) -C $(KDIR) M=$(TOP) $(if $(LLVM),LLVM=$(LLVM))
 endif
 
-.PHONY: all module setup check check-host check-guest check-debug check-peer bench stress run shell clean
+.PHONY: all module module-stock kbuild-rust dkms-build setup check check-host check-guest check-debug check-peer bench stress run shell clean
 
 all: module
 
 module:
 	$(MAKE_KERNEL) modules
 
+# dynprobe.ko for Debian's stock kernel, in build/module-stock/.
+module-stock:
+	$(TOP)/tools/build-module-variant stock
+
+# A distribution kernel's headers carry no Rust metadata: regenerate it
+# from the kernel's source (tools/kbuild-rust says what it needs).
+KBUILD_RUST = $(TOP)/tools/kbuild-rust $(if $(HEADERS),--headers $(HEADERS))
+kbuild-rust:
+	$(KBUILD_RUST)
+
+dkms-build:
+	$(KBUILD_RUST)
+	$(MAKE) -C $$($(KBUILD_RUST) --print-out) M=$(TOP) modules
+
 setup:
 	$(TOP)/tools/setup-root
 	$(TOP)/tools/setup-kernel
+	$(TOP)/tools/setup-stock
 	$(TOP)/tools/setup-host
 
 check:
@@ -51,8 +70,13 @@ check-guest:
 check-debug:
 	$(TOP)/tools/check --debug
 
-check-peer: module
-	$(TOP)/tools/guest --timeout 1500 -- bash tools/guest-peer-suite
+# KERNEL=stock: the guest boots Debian's stock kernel with its module.
+GUEST = $(if $(filter stock,$(KERNEL)),DYNPROBE_KERNEL=stock) $(TOP)/tools/guest
+GUEST_MODULE = $(if $(filter stock,$(KERNEL)),module-stock,module)
+GUEST_KO = $(TOP)/$(if $(filter stock,$(KERNEL)),build/module-stock/)dynprobe.ko
+
+check-peer: $(GUEST_MODULE)
+	$(GUEST) --timeout 1500 -- DYNPROBE_KO=$(GUEST_KO) bash tools/guest-peer-suite
 
 bench: module
 	$(TOP)/tools/bench
@@ -61,11 +85,11 @@ STRESS_SECONDS ?= 600
 stress: module
 	$(TOP)/tools/stress $(STRESS_SECONDS)
 
-run: module
-	$(TOP)/tools/guest -- bash tools/demo
+run: $(GUEST_MODULE)
+	$(GUEST) -- DYNPROBE_KO=$(GUEST_KO) bash tools/demo
 
-shell: module
-	$(TOP)/tools/guest --shell
+shell: $(GUEST_MODULE)
+	$(GUEST) --shell
 
 clean:
 	$(MAKE_KERNEL) clean

@@ -8,12 +8,25 @@ DYNPROBE_CACHE=${DYNPROBE_CACHE:-/var/cache/dynprobe}
 KERNEL_PKG=linux-source-7.2
 KERNEL_SUITE=forky
 
-# The root is keyed by its package list, so changing the list rebuilds it.
-root_key() {
-	cat "$DYNPROBE_TOP/tools/root-packages.txt" "$DYNPROBE_TOP/tools/setup-root" |
+# Roots are keyed by their package list and the script that makes them,
+# so changing either makes a new root beside the old one.
+root_key() { # package-list
+	cat "$DYNPROBE_TOP/tools/$1" "$DYNPROBE_TOP/tools/setup-root" |
 		sha256sum | cut -c1-12
 }
-ROOT_DIR=$DYNPROBE_CACHE/root-trixie-$(root_key)
+# The trixie root: build environment of the lockdep test kernel (rustc
+# 1.85, the oldest a supported kernel uses) and the guests' root filesystem.
+ROOT_DIR=$DYNPROBE_CACHE/root-trixie-$(root_key root-packages.txt)
+
+# Debian's stock kernel, the one users run, and a forky root set up like
+# such a user's machine: the kernel's headers, source and toolchain as
+# Debian packages, and dkms (tools/setup-root --stock, tools/setup-stock).
+STOCK_SUITE=forky
+STOCK_RELEASE=7.2.12+deb14-amd64
+STOCK_ROOT_DIR=$DYNPROBE_CACHE/root-$STOCK_SUITE-$(root_key stock-root-packages.txt)
+# The stock kernel's image, modules, seal list, guest initramfs and
+# regenerated Rust crates.
+STOCK_DIR=$DYNPROBE_CACHE/stock-$STOCK_RELEASE
 
 # Kernel log lines that fail a guest run, whatever its command returned.
 KERNEL_REPORTS='Oops|BUG:|WARNING:|INFO: (possible|inconsistent|task .* blocked)|KASAN|UBSAN|Kernel panic|general protection|Call Trace'
