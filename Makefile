@@ -15,10 +15,8 @@
 #   make shell    interactive guest with the module built
 # run, shell and check-peer take KERNEL=stock for Debian's stock kernel.
 
-ifneq ($(KERNELRELEASE),)
-# Invoked by the kernel's build system: Kbuild has the module.
-include $(src)/Kbuild
-else
+# The kernel's build system reads Kbuild, never this file; KERNELRELEASE
+# may still be set here (dkms passes it).
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 
@@ -94,5 +92,3 @@ shell: $(GUEST_MODULE)
 clean:
 	$(MAKE_KERNEL) clean
 	rm -rf $(TOP)/build
-
-endif
