@@ -48,8 +48,12 @@ new_run_dir() {
 	run=$(mktemp -d "$runs/$(date +%Y%m%d-%H%M%S)-XXXX")
 	[ -L "$DYNPROBE_TOP/build/guest" ] || rm -rf "$DYNPROBE_TOP/build/guest"
 	ln -sfn "$run" "$DYNPROBE_TOP/build/guest"
-	# (Another run may be pruning at the same time.)
-	{ ls -1d "$runs"/* 2>/dev/null || true; } | head -n -6 | xargs -r rm -rf
+	# Keeps the newest six finished runs (a finished run has its status).
+	# A run still going has none and is left alone: guests run side by
+	# side for minutes. Runs that never finished go after a day. (Another
+	# run may be pruning at the same time.)
+	{ ls -1d "$runs"/*/status 2>/dev/null || true; } | head -n -6 | xargs -r dirname | xargs -r rm -rf
+	find "$runs" -mindepth 1 -maxdepth 1 -mtime +1 -exec rm -rf {} + 2>/dev/null || true
 }
 
 log() { printf '[setup] %s\n' "$*" >&2; }
