@@ -31,9 +31,13 @@ impl kernel::Module for Dynprobe {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         sys::resolve_symbols()?;
         control::init();
-        sys::events_init()?;
+        if let Err(e) = sys::events_init() {
+            sys::resolve_exit();
+            return Err(e);
+        }
         if let Err(e) = sys::tracefs_init() {
             sys::events_exit();
+            sys::resolve_exit();
             return Err(e);
         }
         pr_info!("ready: tracefs dynprobe/\n");
@@ -48,5 +52,7 @@ impl Drop for Dynprobe {
         control::exit();
         sys::events_exit();
         resolve::btf_exit();
+        // Last: everything above may call the kernel through the stubs.
+        sys::resolve_exit();
     }
 }

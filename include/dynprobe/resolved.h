@@ -1,8 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Kernel symbols dynprobe needs that Linux 7.2 does not export, with the C
- * types they have in the 7.2 source. They are resolved once, at load, by
- * src/shim/resolve.c; nothing else looks symbols up by name.
+ * Kernel symbols dynprobe needs that Linux 7.2 does not export. They are
+ * resolved once, at load, by src/shim/resolve.c (which lists each with the
+ * reason it is needed); nothing else looks symbols up by name.
+ *
+ * Objects are used through their addresses. Functions are never called
+ * through a pointer: on a kernel with IBT, Linux seals every function whose
+ * address vmlinux does not take (its ENDBR is overwritten at boot), and all
+ * of these are sealed, so an indirect call to one would be a #CP fault.
+ * Each is instead called, by a direct call, through a stub of ours with the
+ * same prototype, dynprobe_call_<function>() (src/shim/stubs.c), that an
+ * ftrace_ops of resolve.c redirects into the kernel function's body. Where
+ * those bodies are stays private to resolve.c: no other code can form a
+ * pointer to call.
  */
 #ifndef DYNPROBE_RESOLVED_H
 #define DYNPROBE_RESOLVED_H
@@ -14,41 +24,28 @@ struct mutex;
 struct trace_array;
 
 struct dynprobe_kernel_symbols {
-	/* kernel/kallsyms.c: @SYM fetch args, SYM+OFF places, the rest of this table. */
-	unsigned long (*kallsyms_lookup_name)(const char *name);
+	/*
+	 * Which functions were resolved: call them, through their stubs,
+	 * only then. All are required but tracing_reset_all_online_cpus.
+	 */
+	struct {
+		bool kallsyms_lookup_name;
+		bool tracefs_create_dir;
+		bool tracefs_remove;
+		bool tracing_log_err;
+		bool kallsyms_on_each_match_symbol;
+		bool module_kallsyms_on_each_symbol;
+		bool tracing_reset_all_online_cpus;
+	} have;
+
 	/* kernel/trace/trace_events.c: held around trace_add/remove_event_call. */
 	struct mutex *event_mutex;
-	/* fs/tracefs/inode.c: our own directory, and removing it on unload. */
-	struct dentry *(*tracefs_create_dir)(const char *name, struct dentry *parent);
-	void (*tracefs_remove)(struct dentry *dentry);
-	/* kernel/trace/trace.c: error_log entries with the caret. */
-	void (*tracing_log_err)(struct trace_array *tr, const char *loc,
-				const char *cmd, const char **errs, u8 type,
-				u16 pos);
 	/*
 	 * kernel/trace/trace_probe.c: the probe events' message table.
 	 * error_log keeps a pointer to the message table, not a copy, so the
 	 * table must outlive this module: we log with the kernel's own.
 	 */
 	const char **trace_probe_err_text;
-	/*
-	 * kernel/kallsyms.c, kernel/module/kallsyms.c: counting the symbols
-	 * of a name, so that a probe on a non-unique symbol is refused
-	 * (NON_UNIQ_SYMBOL) as the kernel's kprobe events refuse it.
-	 */
-	int (*kallsyms_on_each_match_symbol)(int (*fn)(void *, unsigned long),
-					     const char *name, void *data);
-	int (*module_kallsyms_on_each_symbol)(const char *modname,
-					      int (*fn)(void *, const char *,
-							unsigned long),
-					      void *data);
-	/*
-	 * kernel/trace/trace.c: after events are removed, empties the ring
-	 * buffers that hold their records (the tracing core marks them), as
-	 * the kernel's probe events do; else `cat trace` shows those records
-	 * as of an unknown type. Optional: without it they stay.
-	 */
-	void (*tracing_reset_all_online_cpus)(void);
 	/*
 	 * include/asm-generic/vmlinux.lds.h: the bounds of the vmlinux BTF
 	 * (section .BTF), for argument names, types and members
@@ -60,5 +57,42 @@ struct dynprobe_kernel_symbols {
 };
 
 extern struct dynprobe_kernel_symbols dynprobe_ksyms;
+
+/*
+ * The stubs, each with the prototype of the kernel function it stands for
+ * in the 7.2 source. Calling one calls that function; a stub's own body
+ * runs only if the redirect is missing, which is a bug: it warns and
+ * returns an error (0, NULL or -EOPNOTSUPP) or does nothing.
+ */
+
+/* kernel/kallsyms.c: @SYM fetch args, SYM+OFF places, the rest of this table. */
+unsigned long dynprobe_call_kallsyms_lookup_name(const char *name);
+/* fs/tracefs/inode.c: our own directory, and removing it on unload. */
+struct dentry *dynprobe_call_tracefs_create_dir(const char *name,
+						struct dentry *parent);
+void dynprobe_call_tracefs_remove(struct dentry *dentry);
+/* kernel/trace/trace.c: error_log entries with the caret. */
+void dynprobe_call_tracing_log_err(struct trace_array *tr, const char *loc,
+				   const char *cmd, const char **errs, u8 type,
+				   u16 pos);
+/*
+ * kernel/kallsyms.c, kernel/module/kallsyms.c: counting the symbols of a
+ * name, so that a probe on a non-unique symbol is refused
+ * (NON_UNIQ_SYMBOL) as the kernel's kprobe events refuse it.
+ */
+int dynprobe_call_kallsyms_on_each_match_symbol(int (*fn)(void *,
+							  unsigned long),
+						const char *name, void *data);
+int dynprobe_call_module_kallsyms_on_each_symbol(const char *modname,
+						 int (*fn)(void *, const char *,
+							   unsigned long),
+						 void *data);
+/*
+ * kernel/trace/trace.c: after events are removed, empties the ring
+ * buffers that hold their records (the tracing core marks them), as the
+ * kernel's probe events do; else `cat trace` shows those records as of an
+ * unknown type. Optional: call it only if dynprobe_ksyms has it.
+ */
+void dynprobe_call_tracing_reset_all_online_cpus(void);
 
 #endif /* DYNPROBE_RESOLVED_H */

@@ -24,6 +24,7 @@ enum dynprobe_file {
 
 /* Implemented in C, called from Rust. */
 int dynprobe_resolve_symbols(void);
+void dynprobe_resolve_exit(void);
 int dynprobe_tracefs_init(void);
 void dynprobe_tracefs_exit(void);
 void dynprobe_log_err(const char *subsystem, const char *cmd, u8 err_type,

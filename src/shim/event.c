@@ -448,8 +448,8 @@ void dynprobe_events_unlock(void)
 	 * so after a batch that removed nothing this changes nothing (the
 	 * kernel's dyn_events_release_all calls it the same way).
 	 */
-	if (dynprobe_ksyms.tracing_reset_all_online_cpus)
-		dynprobe_ksyms.tracing_reset_all_online_cpus();
+	if (dynprobe_ksyms.have.tracing_reset_all_online_cpus)
+		dynprobe_call_tracing_reset_all_online_cpus();
 	mutex_unlock(dynprobe_ksyms.event_mutex);
 }
 

@@ -129,7 +129,7 @@ static int fprobe_target_check(const char *func)
 		if (!glob)
 			return -ENOMEM;
 	} else {
-		addr = dynprobe_ksyms.kallsyms_lookup_name(func);
+		addr = dynprobe_call_kallsyms_lookup_name(func);
 		if (!addr)
 			return -ENOENT;
 	}

@@ -1,15 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The one place where dynprobe resolves kernel symbols by name.
+ * The one place where dynprobe resolves kernel symbols by name, and the
+ * redirect through which it calls the unexported functions among them.
  *
- * kallsyms_lookup_name() itself is not exported since Linux 5.7; its
- * address is read from a kprobe registered on it and removed again at
+ * kallsyms_lookup_name() itself is not exported since Linux 5.7; where its
+ * body begins is read from a kprobe registered on it and removed again at
  * once. Every other symbol is then looked up with it. A missing symbol
  * fails the load with a message naming it and why it is needed, unless it
  * is optional: then only the feature it serves is unavailable.
+ *
+ * None of these functions is ever called through a pointer. With IBT the
+ * kernel seals every function whose address vmlinux never takes (the
+ * ENDBR at its start is overwritten at boot), which includes all of them,
+ * and an indirect call to a sealed function is a #CP fault. dynprobe calls
+ * instead, directly, a stub of its own with the same prototype
+ * (dynprobe_call_<function>() in stubs.c), and the ftrace_ops below,
+ * filtered on the stubs, moves the instruction pointer saved at the
+ * stub's ftrace call site to the body of the kernel function, as live
+ * patching redirects a patched function to its replacement. ftrace's
+ * trampoline restores the argument registers and returns there with
+ * `ret`, which IBT does not check; the kernel function then returns to
+ * the stub's caller. So no kernel text is written, CET is never touched,
+ * and no kernel function becomes a new target of indirect branches.
+ *
+ * Documentation/design.md ("Calling unexported functions") has the
+ * reasoning; tools/check-sealed checks the built module.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ftrace.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
+#include <linux/uaccess.h>
+#include <asm/ibt.h>
 #include "dynprobe/resolved.h"
 #include "dynprobe/shim.h"
 
@@ -18,80 +41,240 @@ struct dynprobe_kernel_symbols dynprobe_ksyms;
 struct resolved_symbol {
 	const char *name;
 	const char *why;
-	bool is_function;
-	void **slot;
 	bool optional;		/* the load goes on without it */
+	/* A function: where its body is kept, its stub, its have flag. */
+	unsigned long *body;
+	unsigned long stub;
+	bool *have;
+	/* An object: its entry in dynprobe_ksyms. */
+	void **slot;
 };
 
-#define SLOT(field) ((void **)&dynprobe_ksyms.field)
+#define REQUIRED false
+#define OPTIONAL true
+
+/*
+ * Every kernel symbol dynprobe resolves, and why. FUNCTION(name, ...) is
+ * called through dynprobe_call_<name>() and the redirect; OBJECT(name,
+ * field, ...) is used through its address, kept in dynprobe_ksyms.<field>.
+ * kallsyms_lookup_name comes first: it is found by kprobe, the rest with it.
+ */
+#define RESOLVED_SYMBOLS(FUNCTION, OBJECT)				\
+	FUNCTION(kallsyms_lookup_name, REQUIRED,			\
+		 "resolving the other symbols, @SYM fetch args and SYM+OFF places") \
+	OBJECT(event_mutex, event_mutex, REQUIRED,			\
+	       "adding and removing trace events")			\
+	FUNCTION(tracefs_create_dir, REQUIRED,				\
+		 "creating tracefs dynprobe/")				\
+	FUNCTION(tracefs_remove, REQUIRED,				\
+		 "removing tracefs dynprobe/ on unload")		\
+	FUNCTION(tracing_log_err, REQUIRED,				\
+		 "reporting errors in error_log")			\
+	OBJECT(trace_probe_err_text, trace_probe_err_text, REQUIRED,	\
+	       "error_log messages that outlive the module")		\
+	FUNCTION(kallsyms_on_each_match_symbol, REQUIRED,		\
+		 "refusing non-unique probe symbols")			\
+	FUNCTION(module_kallsyms_on_each_symbol, REQUIRED,		\
+		 "refusing non-unique module probe symbols")		\
+	FUNCTION(tracing_reset_all_online_cpus, OPTIONAL,		\
+		 "dropping the records of removed events")		\
+	/* Linker symbols, in kallsyms with CONFIG_KALLSYMS_ALL. */	\
+	OBJECT(__start_BTF, start_btf, OPTIONAL,			\
+	       "BTF argument names and members")			\
+	OBJECT(__stop_BTF, stop_btf, OPTIONAL,				\
+	       "BTF argument names and members")
+
+/*
+ * Where each resolved function's body begins (after its ENDBR slot), 0
+ * while not resolved. Only the redirect reads these; they are kept here,
+ * as numbers, so that no other code can call a function through them.
+ */
+#define BODY_FIELD(sym, opt, reason)	unsigned long sym;
+#define NO_FIELD(sym, field, opt, reason)
+
+static struct {
+	RESOLVED_SYMBOLS(BODY_FIELD, NO_FIELD)
+} bodies;
+
+#define FUNCTION_ENTRY(sym, opt, reason)				\
+	{ .name = #sym, .why = reason, .optional = opt,			\
+	  .body = &bodies.sym, .have = &dynprobe_ksyms.have.sym,	\
+	  .stub = (unsigned long)dynprobe_call_##sym },
+#define OBJECT_ENTRY(sym, field, opt, reason)				\
+	{ .name = #sym, .why = reason, .optional = opt,			\
+	  .slot = (void **)&dynprobe_ksyms.field },
 
 static const struct resolved_symbol resolved_symbols[] = {
-	{ "event_mutex", "adding and removing trace events", false,
-	  SLOT(event_mutex) },
-	{ "tracefs_create_dir", "creating tracefs dynprobe/", true,
-	  SLOT(tracefs_create_dir) },
-	{ "tracefs_remove", "removing tracefs dynprobe/ on unload", true,
-	  SLOT(tracefs_remove) },
-	{ "tracing_log_err", "reporting errors in error_log", true,
-	  SLOT(tracing_log_err) },
-	{ "trace_probe_err_text", "error_log messages that outlive the module",
-	  false, SLOT(trace_probe_err_text) },
-	{ "kallsyms_on_each_match_symbol", "refusing non-unique probe symbols",
-	  true, SLOT(kallsyms_on_each_match_symbol) },
-	{ "module_kallsyms_on_each_symbol",
-	  "refusing non-unique module probe symbols", true,
-	  SLOT(module_kallsyms_on_each_symbol) },
-	{ .name = "tracing_reset_all_online_cpus",
-	  .why = "dropping the records of removed events", .is_function = true,
-	  .slot = SLOT(tracing_reset_all_online_cpus), .optional = true },
-	/* Linker symbols, in kallsyms with CONFIG_KALLSYMS_ALL. */
-	{ .name = "__start_BTF", .why = "BTF argument names and members",
-	  .slot = SLOT(start_btf), .optional = true },
-	{ .name = "__stop_BTF", .why = "BTF argument names and members",
-	  .slot = SLOT(stop_btf), .optional = true },
+	RESOLVED_SYMBOLS(FUNCTION_ENTRY, OBJECT_ENTRY)
 };
 
 /*
- * With IBT an indirect call must land on an ENDBR instruction. kprobes
- * place themselves after it, and the kernel seals (removes) ENDBR from
- * functions whose address it never takes; calling such a function through
- * a pointer would fault, so refuse it instead.
+ * The same list, one ELF note (owner "dynprobe", type 1) per symbol, in a
+ * section of the .ko that is not loaded, .note.dynprobe: "function NAME
+ * stub STUB" or "object NAME". tools/check-sealed reads it to check that
+ * every resolved function is reached only through its stub, and that no
+ * object is a function the kernel seals.
  */
+#define MANIFEST_LINE(line)						\
+	asm(".pushsection .note.dynprobe, \"\", @note\n\t"		\
+	    ".balign 4\n\t"						\
+	    ".long 2f - 1f, 4f - 3f, 1\n"				\
+	    "1:\t.asciz \"dynprobe\"\n"					\
+	    "2:\t.balign 4\n"						\
+	    "3:\t.asciz \"" line "\"\n"					\
+	    "4:\t.balign 4\n\t"						\
+	    ".popsection");
+#define FUNCTION_MANIFEST(sym, opt, reason)				\
+	MANIFEST_LINE("function " #sym " stub dynprobe_call_" #sym)
+#define OBJECT_MANIFEST(sym, field, opt, reason)			\
+	MANIFEST_LINE("object " #sym)
+
+RESOLVED_SYMBOLS(FUNCTION_MANIFEST, OBJECT_MANIFEST)
+
 /*
- * ENDBR64 (f3 0f 1e fa), compared under a mask so that this file's code
- * never contains the instruction's bytes itself.
+ * Where a function's body begins: after the ENDBR slot at its start, if it
+ * has one. That slot holds ENDBR64, or once sealed the poison
+ * gen_endbr_poison() writes (0f 1f 40 d6, "nopl -42(%rax)", a 4-byte NOP
+ * chosen to mark former ENDBRs; arch/x86/kernel/alternative.c). Either is
+ * only a landing pad for indirect branches, meaningless to a `ret`, and
+ * __is_endbr() recognises both. Landing right after it is what kprobes
+ * report as the function's entry (arch_adjust_kprobe_addr()), and it is
+ * the function's own ftrace call site: whoever traces or live-patches the
+ * kernel function still sees the call.
  */
-#define ENDBR64_MASKED (0xfa1e0ff3U ^ 0x01010101U)
-
-static bool is_endbr64(u32 insn)
-{
-	return (insn ^ 0x01010101U) == ENDBR64_MASKED;
-}
-
-static unsigned long callable_address(const char *name, unsigned long addr)
+static unsigned long body_of(unsigned long addr)
 {
 #ifdef CONFIG_X86_KERNEL_IBT
 	u32 insn;
 
-	if (!copy_from_kernel_nofault(&insn, (void *)(addr - sizeof(insn)),
-				      sizeof(insn)) && is_endbr64(insn))
-		return addr - sizeof(insn);
 	if (!copy_from_kernel_nofault(&insn, (void *)addr, sizeof(insn)) &&
-	    is_endbr64(insn))
-		return addr;
-	if (cpu_feature_enabled(X86_FEATURE_IBT)) {
-		pr_err("%s has no ENDBR (sealed by IBT): cannot call it\n",
-		       name);
-		return 0;
-	}
+	    __is_endbr(insn))
+		return addr + ENDBR_INSN_SIZE;
 #endif
 	return addr;
 }
 
+#if defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS) || \
+	defined(CONFIG_DYNAMIC_FTRACE_WITH_REGS)
+
+/*
+ * With ftrace_regs carrying the arguments (x86_64), ftrace_caller honours
+ * a changed instruction pointer without SAVE_REGS, as for live patching.
+ * PERMANENT: while the redirect is registered, ftrace cannot be switched
+ * off through sysctl kernel.ftrace_enabled, which would leave the stubs
+ * running their own bodies.
+ */
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_ARGS
+#define REDIRECT_FLAGS	(FTRACE_OPS_FL_IPMODIFY | FTRACE_OPS_FL_PERMANENT)
+
+static __always_inline void redirect_to(struct ftrace_regs *fregs,
+					unsigned long ip)
+{
+	ftrace_regs_set_instruction_pointer(fregs, ip);
+}
+#else
+#define REDIRECT_FLAGS	(FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY | \
+			 FTRACE_OPS_FL_PERMANENT)
+
+static __always_inline void redirect_to(struct ftrace_regs *fregs,
+					unsigned long ip)
+{
+	instruction_pointer_set(ftrace_get_regs(fregs), ip);
+}
+#endif
+
+/*
+ * Runs at the ftrace call site of a stub (@ip: the stub, or just after its
+ * ENDBR). It calls nothing and reads only the table and the bodies, which
+ * are written before the first call of the stub concerned, so it
+ * needs no recursion protection and no RCU; notrace and kept from kprobes
+ * because it runs inside ftrace's trampoline. A stub whose function is
+ * not resolved is left alone: its body then reports the bug.
+ */
+static void notrace redirect_call(unsigned long ip, unsigned long parent_ip,
+				  struct ftrace_ops *op,
+				  struct ftrace_regs *fregs)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(resolved_symbols); i++) {
+		const struct resolved_symbol *sym = &resolved_symbols[i];
+		unsigned long body;
+
+		if (!sym->stub ||
+		    (ip != sym->stub && ip != sym->stub + ENDBR_INSN_SIZE))
+			continue;
+		body = READ_ONCE(*sym->body);
+		if (body)
+			redirect_to(fregs, body);
+		return;
+	}
+}
+NOKPROBE_SYMBOL(redirect_call);
+
+static struct ftrace_ops redirect_ops = {
+	.func = redirect_call,
+	.flags = REDIRECT_FLAGS,
+};
+
+static bool redirect_registered;
+
+static int redirect_init(void)
+{
+	unsigned long stubs[ARRAY_SIZE(resolved_symbols)];
+	unsigned int i, n = 0;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(resolved_symbols); i++) {
+		if (resolved_symbols[i].stub)
+			stubs[n++] = resolved_symbols[i].stub;
+	}
+	ret = ftrace_set_filter_ips(&redirect_ops, stubs, n, 0, 1);
+	if (ret) {
+		pr_err("cannot hook the stubs for calling unexported kernel functions (ftrace filter: %d)\n",
+		       ret);
+		return ret;
+	}
+	ret = register_ftrace_function(&redirect_ops);
+	if (ret) {
+		pr_err("cannot register the ftrace_ops that calls unexported kernel functions (%d%s)\n",
+		       ret, ret == -EBUSY ?
+		       ": kernel.ftrace_enabled is 0, or another ftrace_ops modifies the instruction pointer on a stub" :
+		       "");
+		ftrace_free_filter(&redirect_ops);
+		return ret;
+	}
+	redirect_registered = true;
+	return 0;
+}
+
+static void redirect_exit(void)
+{
+	if (!redirect_registered)
+		return;
+	/* Waits until no CPU can be in redirect_call() any more. */
+	unregister_ftrace_function(&redirect_ops);
+	ftrace_free_filter(&redirect_ops);
+	redirect_registered = false;
+}
+
+#else /* no ftrace_ops may change the instruction pointer */
+
+static int redirect_init(void)
+{
+	pr_err("this kernel cannot redirect calls with ftrace (no CONFIG_DYNAMIC_FTRACE_WITH_ARGS or CONFIG_DYNAMIC_FTRACE_WITH_REGS): dynprobe cannot call the unexported functions it needs\n");
+	return -EOPNOTSUPP;
+}
+
+static void redirect_exit(void)
+{
+}
+
+#endif
+
 static int find_kallsyms_lookup_name(void)
 {
 	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
-	unsigned long addr;
 	int ret;
 
 	ret = register_kprobe(&kp);
@@ -100,16 +283,16 @@ static int find_kallsyms_lookup_name(void)
 		       ret);
 		return ret;
 	}
-	addr = (unsigned long)kp.addr;
+	/* A kprobe on a function sits after its ENDBR slot: the body. */
+	WRITE_ONCE(bodies.kallsyms_lookup_name, (unsigned long)kp.addr);
 	unregister_kprobe(&kp);
-
-	addr = callable_address("kallsyms_lookup_name", addr);
-	if (!addr)
-		return -ENOENT;
-	dynprobe_ksyms.kallsyms_lookup_name = (void *)addr;
 	return 0;
 }
 
+/*
+ * Resolves every symbol and registers the redirect. On failure nothing
+ * stays registered.
+ */
 int dynprobe_resolve_symbols(void)
 {
 	int i, ret;
@@ -117,14 +300,30 @@ int dynprobe_resolve_symbols(void)
 	ret = find_kallsyms_lookup_name();
 	if (ret)
 		return ret;
+	ret = redirect_init();
+	if (ret)
+		goto fail;
 
 	for (i = 0; i < ARRAY_SIZE(resolved_symbols); i++) {
 		const struct resolved_symbol *sym = &resolved_symbols[i];
 		unsigned long addr;
 
-		addr = dynprobe_ksyms.kallsyms_lookup_name(sym->name);
-		if (addr && sym->is_function)
-			addr = callable_address(sym->name, addr);
+		addr = dynprobe_call_kallsyms_lookup_name(sym->name);
+		if (addr && sym->body)
+			addr = body_of(addr);
+		if (sym->body == &bodies.kallsyms_lookup_name) {
+			/*
+			 * It finds itself where its kprobe is only if the
+			 * call just made reached it.
+			 */
+			if (addr == bodies.kallsyms_lookup_name) {
+				*sym->have = true;
+				continue;
+			}
+			pr_err("kallsyms_lookup_name, called through its stub, does not find itself: calls to unexported functions do not work\n");
+			ret = -ENOENT;
+			goto fail;
+		}
 		if (!addr && sym->optional) {
 			pr_info("kernel symbol %s not found: no %s\n",
 				sym->name, sym->why);
@@ -133,11 +332,32 @@ int dynprobe_resolve_symbols(void)
 		if (!addr) {
 			pr_err("kernel symbol %s not found; needed for %s\n",
 			       sym->name, sym->why);
-			return -ENOENT;
+			ret = -ENOENT;
+			goto fail;
 		}
-		*sym->slot = (void *)addr;
+		if (sym->body) {
+			WRITE_ONCE(*sym->body, addr);
+			*sym->have = true;
+		} else {
+			*sym->slot = (void *)addr;
+		}
 	}
 	return 0;
+
+fail:
+	dynprobe_resolve_exit();
+	return ret;
+}
+
+/*
+ * Called at module exit after everything else, and on a failed load once
+ * nothing uses the stubs any more.
+ */
+void dynprobe_resolve_exit(void)
+{
+	redirect_exit();
+	memset(&bodies, 0, sizeof(bodies));
+	memset(&dynprobe_ksyms, 0, sizeof(dynprobe_ksyms));
 }
 
 static int count_symbol(void *data, unsigned long unused)
@@ -176,20 +396,20 @@ unsigned int dynprobe_count_symbols(const char *module, const char *name,
 	struct symbol_count ctx = { .name = name };
 
 	if (!module) {
-		dynprobe_ksyms.kallsyms_on_each_match_symbol(count_symbol, name,
-							     &ctx.count);
+		dynprobe_call_kallsyms_on_each_match_symbol(count_symbol, name,
+							    &ctx.count);
 		if (ctx.count)
 			return ctx.count;
 	}
-	dynprobe_ksyms.module_kallsyms_on_each_symbol(module,
-						      count_module_symbol, &ctx);
+	dynprobe_call_module_kallsyms_on_each_symbol(module,
+						     count_module_symbol, &ctx);
 	*module_loaded = module && ctx.module_symbols;
 	return ctx.count;
 }
 
 unsigned long dynprobe_lookup_symbol(const char *name)
 {
-	return dynprobe_ksyms.kallsyms_lookup_name(name);
+	return dynprobe_call_kallsyms_lookup_name(name);
 }
 
 /*

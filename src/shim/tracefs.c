@@ -171,7 +171,7 @@ int dynprobe_tracefs_init(void)
 {
 	int i;
 
-	dynprobe_dir = dynprobe_ksyms.tracefs_create_dir("dynprobe", NULL);
+	dynprobe_dir = dynprobe_call_tracefs_create_dir("dynprobe", NULL);
 	if (IS_ERR_OR_NULL(dynprobe_dir)) {
 		pr_err("cannot create tracefs directory dynprobe/\n");
 		dynprobe_dir = NULL;
@@ -196,7 +196,7 @@ int dynprobe_tracefs_init(void)
 void dynprobe_tracefs_exit(void)
 {
 	if (dynprobe_dir)
-		dynprobe_ksyms.tracefs_remove(dynprobe_dir);
+		dynprobe_call_tracefs_remove(dynprobe_dir);
 	dynprobe_dir = NULL;
 }
 
@@ -204,9 +204,9 @@ void dynprobe_tracefs_exit(void)
 void dynprobe_log_err(const char *subsystem, const char *cmd, u8 err_type,
 		      u16 pos)
 {
-	dynprobe_ksyms.tracing_log_err(NULL, subsystem, cmd,
-				       dynprobe_ksyms.trace_probe_err_text,
-				       err_type, pos);
+	dynprobe_call_tracing_log_err(NULL, subsystem, cmd,
+				      dynprobe_ksyms.trace_probe_err_text,
+				      err_type, pos);
 }
 
 /*
@@ -248,6 +248,6 @@ void dynprobe_log_own_err(const char *subsystem, const char *cmd,
 		if (!own_messages[i])
 			return;
 	}
-	dynprobe_ksyms.tracing_log_err(NULL, subsystem, cmd, own_messages, i,
-				       pos);
+	dynprobe_call_tracing_log_err(NULL, subsystem, cmd, own_messages, i,
+				      pos);
 }

@@ -18,6 +18,15 @@ pub(crate) fn resolve_symbols() -> Result {
     to_result(unsafe { bindings::dynprobe_resolve_symbols() })
 }
 
+/// Undoes `resolve_symbols`: unregisters the redirect through which the
+/// unexported kernel functions are called. Called last at module exit, and
+/// on a failed load, once nothing can call them any more.
+pub(crate) fn resolve_exit() {
+    // SAFETY: called after `resolve_symbols` succeeded, when no C shim
+    // runs any more.
+    unsafe { bindings::dynprobe_resolve_exit() }
+}
+
 /// Allocates what probe handlers share (per-CPU scratch buffers).
 pub(crate) fn events_init() -> Result {
     // SAFETY: called once from module init.

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The stubs through which dynprobe calls the unexported kernel functions it
+ * resolves (see resolve.c and include/dynprobe/resolved.h).
+ *
+ * Each stub has the prototype of its kernel function and is called by a
+ * direct call. Its first instruction after ENDBR is the ftrace call site;
+ * resolve.c's ftrace_ops, filtered on the stubs, sets the saved instruction
+ * pointer to the kernel function's body, and ftrace's trampoline returns
+ * there with the stub's arguments in their registers and the caller's
+ * return address on the stack: the kernel function runs as if called
+ * directly. No indirect branch reaches it, so its sealed ENDBR does not
+ * matter.
+ *
+ * So the code after the call site is never meant to run. It does only if
+ * the redirect is missing (not registered yet, or ftrace failed): that is
+ * a bug, reported once, and the stub returns an error or does nothing,
+ * which every caller handles.
+ *
+ * The stubs live in this file of their own, and __noipa (GCC's noipa)
+ * keeps its interprocedural passes from looking into them, so that no
+ * caller can assume anything from the body the redirect skips: not its
+ * return value, not the registers or memory it leaves alone, not that two
+ * stubs are the same code (Clang has no noipa; there the separate file and
+ * OPTIMIZER_HIDE_VAR() do it, without LTO). They stay traceable (no
+ * notrace): the ftrace call site is the redirect. Kprobes are kept off them: a kprobe whose handler sets the
+ * instruction pointer (as error injection's does) would replace the
+ * redirect.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bug.h>
+#include <linux/compiler.h>
+#include <linux/err.h>
+#include <linux/kallsyms.h>
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/tracefs.h>
+#include "dynprobe/resolved.h"
+
+/* Where the kernel's headers declare the function, the prototypes must match. */
+#define SAME_PROTOTYPE(func) \
+	static_assert(__same_type(&dynprobe_call_##func, &func))
+
+#ifdef CONFIG_KALLSYMS
+SAME_PROTOTYPE(kallsyms_lookup_name);
+SAME_PROTOTYPE(kallsyms_on_each_match_symbol);
+#ifdef CONFIG_MODULES
+SAME_PROTOTYPE(module_kallsyms_on_each_symbol);
+#endif
+#endif
+SAME_PROTOTYPE(tracefs_create_dir);
+SAME_PROTOTYPE(tracefs_remove);
+
+/* Reported also on kernels built without CONFIG_BUG, where WARN is silent. */
+static long redirect_missing(const char *func, long ret)
+{
+	pr_err("call to %s was not redirected by ftrace; not called\n", func);
+	WARN_ON_ONCE(1);
+	/* Opaque to the optimizer, whatever the build. */
+	OPTIMIZER_HIDE_VAR(ret);
+	return ret;
+}
+
+unsigned long noinline __noipa
+dynprobe_call_kallsyms_lookup_name(const char *name)
+{
+	return redirect_missing("kallsyms_lookup_name", 0);
+}
+NOKPROBE_SYMBOL(dynprobe_call_kallsyms_lookup_name);
+
+struct dentry *noinline __noipa
+dynprobe_call_tracefs_create_dir(const char *name, struct dentry *parent)
+{
+	return ERR_PTR(redirect_missing("tracefs_create_dir", -EOPNOTSUPP));
+}
+NOKPROBE_SYMBOL(dynprobe_call_tracefs_create_dir);
+
+void noinline __noipa dynprobe_call_tracefs_remove(struct dentry *dentry)
+{
+	redirect_missing("tracefs_remove", 0);
+}
+NOKPROBE_SYMBOL(dynprobe_call_tracefs_remove);
+
+void noinline __noipa
+dynprobe_call_tracing_log_err(struct trace_array *tr, const char *loc,
+			      const char *cmd, const char **errs, u8 type,
+			      u16 pos)
+{
+	redirect_missing("tracing_log_err", 0);
+}
+NOKPROBE_SYMBOL(dynprobe_call_tracing_log_err);
+
+int noinline __noipa
+dynprobe_call_kallsyms_on_each_match_symbol(int (*fn)(void *, unsigned long),
+					    const char *name, void *data)
+{
+	return redirect_missing("kallsyms_on_each_match_symbol", -EOPNOTSUPP);
+}
+NOKPROBE_SYMBOL(dynprobe_call_kallsyms_on_each_match_symbol);
+
+int noinline __noipa
+dynprobe_call_module_kallsyms_on_each_symbol(const char *modname,
+					     int (*fn)(void *, const char *,
+						       unsigned long),
+					     void *data)
+{
+	return redirect_missing("module_kallsyms_on_each_symbol", -EOPNOTSUPP);
+}
+NOKPROBE_SYMBOL(dynprobe_call_module_kallsyms_on_each_symbol);
+
+void noinline __noipa dynprobe_call_tracing_reset_all_online_cpus(void)
+{
+	redirect_missing("tracing_reset_all_online_cpus", 0);
+}
+NOKPROBE_SYMBOL(dynprobe_call_tracing_reset_all_online_cpus);
