@@ -20,14 +20,16 @@
  * patching redirects a patched function to its replacement. ftrace's
  * trampoline restores the argument registers and returns there with
  * `ret`, which IBT does not check; the kernel function then returns to
- * the stub's caller. So no kernel text is written, CET is never touched,
- * and no kernel function becomes a new target of indirect branches.
+ * the stub's caller. So CET is never touched, no text is written but the
+ * stubs' own call sites (by ftrace, as for any ftrace user), and no kernel
+ * function becomes a new target of indirect branches.
  *
  * Documentation/design.md ("Calling unexported functions") has the
  * reasoning; tools/check-sealed checks the built module.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cache.h>
 #include <linux/ftrace.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
@@ -36,7 +38,11 @@
 #include "dynprobe/resolved.h"
 #include "dynprobe/shim.h"
 
-struct dynprobe_kernel_symbols dynprobe_ksyms;
+/*
+ * Written only during module init: read-only afterwards, like the
+ * function bodies below, so that a stray write cannot redirect a call.
+ */
+struct dynprobe_kernel_symbols dynprobe_ksyms __ro_after_init;
 
 struct resolved_symbol {
 	const char *name;
@@ -87,14 +93,16 @@ struct resolved_symbol {
 /*
  * Where each resolved function's body begins (after its ENDBR slot), 0
  * while not resolved. Only the redirect reads these; they are kept here,
- * as numbers, so that no other code can call a function through them.
+ * as numbers, so that no other code can call a function through them, and
+ * read-only once the module is initialised: the redirect lands on them
+ * with a `ret`, which IBT does not check, so they must not be writable.
  */
 #define BODY_FIELD(sym, opt, reason)	unsigned long sym;
 #define NO_FIELD(sym, field, opt, reason)
 
 static struct {
 	RESOLVED_SYMBOLS(BODY_FIELD, NO_FIELD)
-} bodies;
+} bodies __ro_after_init;
 
 #define FUNCTION_ENTRY(sym, opt, reason)				\
 	{ .name = #sym, .why = reason, .optional = opt,			\
@@ -351,13 +359,12 @@ fail:
 
 /*
  * Called at module exit after everything else, and on a failed load once
- * nothing uses the stubs any more.
+ * nothing uses the stubs any more. The table is left as it is: it is
+ * read-only by then, and freed with the module.
  */
 void dynprobe_resolve_exit(void)
 {
 	redirect_exit();
-	memset(&bodies, 0, sizeof(bodies));
-	memset(&dynprobe_ksyms, 0, sizeof(dynprobe_ksyms));
 }
 
 static int count_symbol(void *data, unsigned long unused)

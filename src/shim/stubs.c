@@ -62,27 +62,27 @@ static long redirect_missing(const char *func, long ret)
 	return ret;
 }
 
-unsigned long noinline __noipa
+noinline __noipa unsigned long
 dynprobe_call_kallsyms_lookup_name(const char *name)
 {
 	return redirect_missing("kallsyms_lookup_name", 0);
 }
 NOKPROBE_SYMBOL(dynprobe_call_kallsyms_lookup_name);
 
-struct dentry *noinline __noipa
+noinline __noipa struct dentry *
 dynprobe_call_tracefs_create_dir(const char *name, struct dentry *parent)
 {
 	return ERR_PTR(redirect_missing("tracefs_create_dir", -EOPNOTSUPP));
 }
 NOKPROBE_SYMBOL(dynprobe_call_tracefs_create_dir);
 
-void noinline __noipa dynprobe_call_tracefs_remove(struct dentry *dentry)
+noinline __noipa void dynprobe_call_tracefs_remove(struct dentry *dentry)
 {
 	redirect_missing("tracefs_remove", 0);
 }
 NOKPROBE_SYMBOL(dynprobe_call_tracefs_remove);
 
-void noinline __noipa
+noinline __noipa void
 dynprobe_call_tracing_log_err(struct trace_array *tr, const char *loc,
 			      const char *cmd, const char **errs, u8 type,
 			      u16 pos)
@@ -91,7 +91,7 @@ dynprobe_call_tracing_log_err(struct trace_array *tr, const char *loc,
 }
 NOKPROBE_SYMBOL(dynprobe_call_tracing_log_err);
 
-int noinline __noipa
+noinline __noipa int
 dynprobe_call_kallsyms_on_each_match_symbol(int (*fn)(void *, unsigned long),
 					    const char *name, void *data)
 {
@@ -99,7 +99,7 @@ dynprobe_call_kallsyms_on_each_match_symbol(int (*fn)(void *, unsigned long),
 }
 NOKPROBE_SYMBOL(dynprobe_call_kallsyms_on_each_match_symbol);
 
-int noinline __noipa
+noinline __noipa int
 dynprobe_call_module_kallsyms_on_each_symbol(const char *modname,
 					     int (*fn)(void *, const char *,
 						       unsigned long),
@@ -109,7 +109,7 @@ dynprobe_call_module_kallsyms_on_each_symbol(const char *modname,
 }
 NOKPROBE_SYMBOL(dynprobe_call_module_kallsyms_on_each_symbol);
 
-void noinline __noipa dynprobe_call_tracing_reset_all_online_cpus(void)
+noinline __noipa void dynprobe_call_tracing_reset_all_online_cpus(void)
 {
 	redirect_missing("tracing_reset_all_online_cpus", 0);
 }
