@@ -76,8 +76,11 @@ GUEST_KO = $(TOP)/$(if $(filter stock,$(KERNEL)),build/module-stock/)dynprobe.ko
 check-peer: $(GUEST_MODULE)
 	$(GUEST) --timeout 1500 -- DYNPROBE_KO=$(GUEST_KO) bash tools/guest-peer-suite
 
-bench: module
-	$(TOP)/tools/bench
+# Instructions per hit on the stock kernel (deterministic, with the memory
+# table), then wall time.
+bench: module-stock
+	$(TOP)/tools/bench --clock icount
+	$(TOP)/tools/bench --clock wall --memory 0
 
 STRESS_SECONDS ?= 600
 stress: module

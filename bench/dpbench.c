@@ -10,7 +10,7 @@
  * sit on them, so they are enabled but never hit.
  *
  * Control file /sys/kernel/debug/dpbench/ctl, one command per write:
- *   hook none|kprobe|ftrace|kprobe_rb|ftrace_rb
+ *   hook none|kprobe|ftrace|kprobe_rb|ftrace_rb|fprobe
  *	installs one of the in-module hooks on dpbench_target (none removes):
  *	kprobe     a bare kprobe, empty pre_handler
  *	ftrace     a bare ftrace_ops (register_ftrace_function, filter on the
@@ -30,6 +30,7 @@
 #include <linux/debugfs.h>
 #include <linux/kprobes.h>
 #include <linux/ftrace.h>
+#include <linux/fprobe.h>
 #include <linux/ring_buffer.h>
 #include <linux/ktime.h>
 #include <linux/uaccess.h>
@@ -117,14 +118,29 @@ static void ft_rb(unsigned long ip, unsigned long parent_ip,
 		  ftrace_regs_get_argument(fregs, 2));
 }
 
+/*
+ * A bare fprobe with an empty entry handler: the floor under any
+ * fprobe-based event (the kernel's fprobe events, dynprobe's function and
+ * `f` events all ride the same fprobe layer).
+ */
+static int fp_empty(struct fprobe *fp, unsigned long entry_ip,
+		    unsigned long ret_ip, struct ftrace_regs *fregs,
+		    void *entry_data)
+{
+	return 0;
+}
+
 static struct kprobe kp;
 static struct ftrace_ops fops;
-static enum { H_NONE, H_KPROBE, H_FTRACE } hooked;
+static struct fprobe fp;
+static enum { H_NONE, H_KPROBE, H_FTRACE, H_FPROBE } hooked;
 
 static void unhook(void)
 {
 	if (hooked == H_KPROBE)
 		unregister_kprobe(&kp);
+	if (hooked == H_FPROBE)
+		unregister_fprobe(&fp);
 	if (hooked == H_FTRACE) {
 		unregister_ftrace_function(&fops);
 		ftrace_free_filter(&fops);
@@ -163,6 +179,14 @@ static int hook(const char *how)
 		}
 		hooked = H_FTRACE;
 		return 0;
+	}
+	if (!strcmp(how, "fprobe")) {
+		memset(&fp, 0, sizeof(fp));
+		fp.entry_handler = fp_empty;
+		ret = register_fprobe(&fp, sym, NULL);
+		if (!ret)
+			hooked = H_FPROBE;
+		return ret;
 	}
 	return -EINVAL;
 }

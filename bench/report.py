@@ -12,12 +12,21 @@ import sys
 
 out = sys.argv[1]
 rows = list(csv.DictReader(open(os.path.join(out, "raw.csv"))))
+# tools/bench writes "KERNEL CLOCK"; with the icount clock the guest's
+# nanoseconds are instructions.
+try:
+    kernel, clock = open(os.path.join(out, "setting")).read().split()
+except (OSError, ValueError):
+    kernel, clock = "lockdep", "wall"
+UNIT = "instructions" if clock == "icount" else "ns"
 
 LABEL = {
     "hook_kprobe": "bare kprobe, empty handler",
     "hook_ftrace": "bare ftrace_ops, empty callback",
     "hook_kprobe_rb": "bare kprobe + raw ring-buffer write",
     "hook_ftrace_rb": "bare ftrace_ops + raw ring-buffer write",
+    "hook_fprobe": "bare fprobe, empty entry handler",
+    "function_tracer": "the kernel's function tracer on the target",
     "k_kprobe": "kernel kprobe event, 3 register args",
     "d_kprobe": "dynprobe kprobe event, 3 register args",
     "k_kprobe_str": "kernel kprobe event, 3 regs + string",
@@ -55,7 +64,7 @@ base_all = [b for s in samples.values() for b, _ in s.values()]
 lines = []
 csvrows = [("phase", "contender", "rounds", "overhead_ns_median",
             "overhead_ns_min", "overhead_ns_max", "probe_ns_median")]
-lines.append("| contender | overhead ns/hit, median | spread (min–max) | ns/call with probe |")
+lines.append(f"| contender | overhead {UNIT}/hit, median | spread (min–max) | {UNIT}/call with probe |")
 lines.append("| --- | ---: | ---: | ---: |")
 lines.append(f"| no probe (baseline) | 0 | — | {fmt(statistics.median(base_all))} |")
 
@@ -104,16 +113,16 @@ lines += ["", "| ratio of median overheads | ratio | per-round spread | target |
           "| --- | ---: | ---: | ---: | :---: |"]
 M = lambda c: ("main", c)
 ratio(M("d_kprobe"), M("k_kprobe"), 0.9, "kprobe event, 3 register args: dynprobe / kernel")
-ratio(M("d_kprobe_str"), M("k_kprobe_str"), 0.8, "kprobe event + string: dynprobe / kernel")
+ratio(M("d_kprobe_str"), M("k_kprobe_str"), 0.5, "kprobe event + string: dynprobe / kernel")
 ratio(M("d_kretprobe"), M("k_kretprobe"), None, "kretprobe event, $retval: dynprobe / kernel")
-ratio(M("d_func"), M("k_fentry"), 0.8, "function event / kernel fprobe entry event")
-ratio(M("d_fentry"), M("k_fentry"), 0.8, "dynprobe `f` entry / kernel fprobe entry event")
+ratio(M("d_func"), M("k_fentry"), 0.6, "function event / kernel fprobe entry event")
+ratio(M("d_fentry"), M("k_fentry"), None, "dynprobe `f` entry / kernel fprobe entry event")
 ratio(M("d_func_exit"), M("k_fexit"), 0.8, "function exit event / kernel fprobe %return event")
-ratio(M("d_fexit"), M("k_fexit"), 0.8, "dynprobe `f` %return / kernel fprobe %return event")
+ratio(M("d_fexit"), M("k_fexit"), None, "dynprobe `f` %return / kernel fprobe %return event")
 if tiers:
     lo, hi = tiers[0], tiers[-1]
     ref = "hook_ftrace_rb"
-    for c, what, tgt in (("d_func", "dynprobe function event", 1.1),
+    for c, what, tgt in (("d_func", "dynprobe function event", 1.05),
                          ("k_fentry", "kernel fprobe event", None)):
         ratio(None, None, tgt, f"scale: {what}, {hi} / {lo} others, "
               "each in units of the bare ftrace_ops + raw write beside it",
@@ -125,16 +134,42 @@ if tiers:
         ratio((f"scale{t}", "d_func"), (f"scale{t}", "k_fentry"), None,
               f"{t}+{t} others: function event / kernel fprobe event")
 ratio(M("d_kprobe"), M("hook_kprobe_rb"), 1.5, "limit: dynprobe kprobe event / bare kprobe + raw write")
-ratio(M("d_func"), M("hook_ftrace_rb"), 1.5, "limit: function event / bare ftrace_ops + raw write")
+ratio(M("d_func"), M("hook_ftrace_rb"), 1.6, "limit: function event / bare ftrace_ops + raw write")
 ratio(M("d_fentry"), M("hook_ftrace_rb"), 1.5, "limit: dynprobe `f` entry / bare ftrace_ops + raw write")
 ratio(M("k_kprobe"), M("hook_kprobe_rb"), None, "(kernel kprobe event / bare kprobe + raw write)")
 ratio(M("k_fentry"), M("hook_ftrace_rb"), None, "(kernel fprobe event / bare ftrace_ops + raw write)")
+ratio(M("hook_fprobe"), M("hook_ftrace"), None, "(bare fprobe / bare ftrace_ops)")
+ratio(M("d_func"), M("hook_fprobe"), None, "(function event / bare fprobe)")
+ratio(M("k_fentry"), M("hook_fprobe"), None, "(kernel fprobe event / bare fprobe)")
+
+# Memory per event (tools/guest-bench's memory phase), if it ran.
+mem = {}
+try:
+    for r in csv.DictReader(open(os.path.join(out, "memory.csv"))):
+        n_ev = int(r["events"])
+        b = [int(r[k]) / n_ev for k in ("slab_bytes", "vmalloc_bytes", "percpu_bytes", "used_bytes")]
+        mem[(r["side"], r["kind"])] = (n_ev, b)
+except OSError:
+    pass
+if mem:
+    lines += ["", "| memory per defined and enabled event | events | slab B | vmalloc B | percpu B | used B (MemTotal - MemFree) |",
+              "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for (side, kind), (n_ev, b) in sorted(mem.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        lines.append(f"| {side} {kind} event | {n_ev} | {b[0]:.0f} | {b[1]:.0f} | {b[2]:.0f} | {b[3]:.0f} |")
+        csvrows.append(("memory", f"{side} {kind}", n_ev, f"{b[3]:.1f}", "", "", ""))
+    lines += ["", "| memory ratio (used), dynprobe / kernel | ratio | target | met |", "| --- | ---: | ---: | :---: |"]
+    for kind, tgt in (("function", 1.0), ("kprobe", None)):
+        d, k = mem.get(("dynprobe", kind)), mem.get(("kernel", kind))
+        if d and k and k[1][3] > 0:
+            r = d[1][3] / k[1][3]
+            verdict = "" if tgt is None else ("yes" if r <= tgt else "**no**")
+            lines.append(f"| {kind} events | {r:.2f} | {'—' if tgt is None else f'≤ {tgt}'} | {verdict} |")
 
 rounds = max((len(s) for s in samples.values()), default=0)
 n = rows[0]["n"] if rows else "?"
-head = (f"Measured {datetime.date.today()}: {rounds} rounds, target called "
-        f"{n} times per run; overhead = ns/call with the probe minus ns/call "
-        f"of the baseline run just before it.\n")
+head = (f"Measured {datetime.date.today()} on the {kernel} kernel, {clock} clock: "
+        f"{rounds} rounds, target called {n} times per run; overhead = {UNIT}/call "
+        f"with the probe minus {UNIT}/call of the baseline run just before it.\n")
 with open(os.path.join(out, "results.md"), "w") as f:
     f.write(head + "\n" + "\n".join(lines) + "\n")
 with open(os.path.join(out, "results.csv"), "w", newline="") as f:
