@@ -212,9 +212,12 @@ pub struct Definition {
     pub(crate) group: Str<MAX_EVENT_NAME_LEN>,
     pub(crate) event: Str<MAX_EVENT_NAME_LEN>,
     pub(crate) symbol: Str<SYMBOL_CAP>,
+    /// Length of the `MOD:` prefix, colon included (0: no module).
     pub(crate) module_len: usize,
     pub(crate) has_symbol: bool,
     pub(crate) addr: u64,
+    /// What the listing shows for an address probe (the kernel's `0x%p`).
+    pub(crate) listed_addr: u64,
     pub(crate) offset: u64,
     pub(crate) maxactive: u32,
     pub(crate) args: [ProbeArg; MAX_TRACE_ARGS],
@@ -242,6 +245,7 @@ impl Definition {
             module_len: 0,
             has_symbol: false,
             addr: 0,
+            listed_addr: 0,
             offset: 0,
             maxactive: 0,
             args: [ProbeArg::new(); MAX_TRACE_ARGS],
@@ -262,6 +266,7 @@ impl Definition {
         self.module_len = 0;
         self.has_symbol = false;
         self.addr = 0;
+        self.listed_addr = 0;
         self.offset = 0;
         self.maxactive = 0;
         for a in self.args.iter_mut().take(self.nargs) {
@@ -293,21 +298,14 @@ impl Definition {
         if !self.has_symbol {
             return None;
         }
-        let s = self.symbol.as_str();
-        if self.module_len > 0 {
-            s.get(self.module_len.saturating_add(1)..)
-        } else {
-            Some(s)
-        }
+        self.symbol.as_str().get(self.module_len..)
     }
 
-    /// Module prefix of `MOD:SYM`.
+    /// Module prefix of `MOD:SYM` (empty for `:SYM`, which the kernel
+    /// takes for a symbol of a module that is not loaded).
     pub fn module(&self) -> Option<&str> {
-        if self.module_len > 0 {
-            self.symbol.as_str().get(..self.module_len)
-        } else {
-            None
-        }
+        let len = self.module_len.checked_sub(1)?;
+        self.symbol.as_str().get(..len)
     }
 
     /// The symbol as written (`MOD:SYM` or `SYM`).
@@ -338,7 +336,9 @@ impl Definition {
         self.kind.is_return()
     }
 
-    /// `r[MAXACTIVE]` (0: default).
+    /// `r[MAXACTIVE]`; without one, the default the kernel gives a
+    /// kretprobe it registers ([`crate::lang::Resolver::default_maxactive`]),
+    /// or 0 when the place does not resolve yet.
     pub fn maxactive(&self) -> u32 {
         self.maxactive
     }
@@ -555,10 +555,10 @@ impl Definition {
     }
 
     /// Write the probe place as the kernel shows and matches it
-    /// (`SYM`, `SYM+OFFS`, `0xADDR`).
+    /// (`SYM`, `SYM+OFFS`, `0xADDR`; an address as `0x%p` shows it).
     pub fn write_place<W: Write>(&self, w: &mut W) -> fmt::Result {
         if !self.has_symbol {
-            write!(w, "0x{:016x}", self.addr)
+            write!(w, "0x{:016x}", self.listed_addr)
         } else if self.offset != 0 {
             write!(w, "{}+{}", self.symbol.as_str(), self.offset)
         } else {

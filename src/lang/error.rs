@@ -190,12 +190,15 @@ pub enum ErrorCode {
     FeBadIndex,
     /// `'unsigned' applies only to char, short, int and long` (dynprobe)
     FeBadUnsigned,
+    /// `Name of another parameter: arguments are positional (NULL skips one)`
+    /// (dynprobe)
+    FeParamElsewhere,
     /// `No matching dynamic event type` (dynprobe)
     NoMatchingType,
 }
 
 /// dynprobe's own codes, which have no text in the kernel's message table.
-const OWN_CODES: [ErrorCode; 8] = [
+const OWN_CODES: [ErrorCode; 9] = [
     ErrorCode::FeNoOpenParen,
     ErrorCode::FeNoCloseParen,
     ErrorCode::FeTrailing,
@@ -203,6 +206,7 @@ const OWN_CODES: [ErrorCode; 8] = [
     ErrorCode::FeNoField,
     ErrorCode::FeBadIndex,
     ErrorCode::FeBadUnsigned,
+    ErrorCode::FeParamElsewhere,
     ErrorCode::NoMatchingType,
 ];
 
@@ -309,6 +313,9 @@ impl ErrorCode {
             ErrorCode::FeNoField => "Argument name or address is not specified",
             ErrorCode::FeBadIndex => "Invalid index or offset",
             ErrorCode::FeBadUnsigned => "'unsigned' applies only to char, short, int and long",
+            ErrorCode::FeParamElsewhere => {
+                "Name of another parameter: arguments are positional (NULL skips one)"
+            }
             ErrorCode::NoMatchingType => "No matching dynamic event type",
         }
     }
@@ -405,6 +412,7 @@ impl ErrorCode {
             ErrorCode::FeNoField => "FE_NO_FIELD",
             ErrorCode::FeBadIndex => "FE_BAD_INDEX",
             ErrorCode::FeBadUnsigned => "FE_BAD_UNSIGNED",
+            ErrorCode::FeParamElsewhere => "FE_PARAM_ELSEWHERE",
             ErrorCode::NoMatchingType => "NO_MATCHING_TYPE",
         }
     }
@@ -425,6 +433,8 @@ pub mod errno {
     pub const ENOMEM: i32 = 12;
     /// Invalid argument.
     pub const EINVAL: i32 = 22;
+    /// Result out of range (a number that overflows).
+    pub const ERANGE: i32 = 34;
     /// Operation not supported.
     pub const EOPNOTSUPP: i32 = 95;
 }

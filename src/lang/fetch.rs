@@ -398,12 +398,14 @@ fn check_btf_string<R: Resolver>(
     err(ErrorCode::BadType4str, ctx.offset)
 }
 
-fn str_to_immediate(s: &[u8]) -> Option<u64> {
+/// `str_to_immediate()`: the error is the errno the write fails with
+/// (`ERANGE` for a number that overflows).
+fn str_to_immediate(s: &[u8]) -> Result<u64, i32> {
     match at(s, 0) {
-        c if is_digit(c) => fixed::kstrtoull(s, 0),
-        b'-' => fixed::kstrtoll(s, 0).map(|v| v as u64),
-        b'+' => fixed::kstrtoll(tail(s, 1), 0).map(|v| v as u64),
-        _ => None,
+        c if is_digit(c) => fixed::kstrtoull_errno(s, 0),
+        b'-' => fixed::kstrtoll_errno(s, 0).map(|v| v as u64),
+        b'+' => fixed::kstrtoll_errno(tail(s, 1), 0).map(|v| v as u64),
+        _ => Err(errno::EINVAL),
     }
 }
 
@@ -440,9 +442,9 @@ fn parse_fetch<R: Resolver>(
         b'@' => {
             let c1 = at(arg, 1);
             if is_digit(c1) {
-                match fixed::kstrtoull(tail(arg, 1), 0) {
-                    Some(v) => set(code, pc, K::Imm(v)),
-                    None => return err(ErrorCode::BadMemAddr, ctx.offset),
+                match fixed::kstrtoull_errno(tail(arg, 1), 0) {
+                    Ok(v) => set(code, pc, K::Imm(v)),
+                    Err(e) => return err_no(ErrorCode::BadMemAddr, ctx.offset, e),
                 }
             } else if c1 == b'+' {
                 return err(ErrorCode::FileOnKprobe, ctx.offset);
@@ -474,23 +476,16 @@ fn parse_fetch<R: Resolver>(
                 None => return err(ErrorCode::DerefNeedBrace, ctx.offset),
             };
             let num = head(rest, p);
+            // kstrtol() of the offset, '-' included: `-+4(` and `--4(`
+            // have no digits after the sign.
             let off = if sign == b'+' {
-                fixed::kstrtoll(num, 0)
-            } else if at(num, 0) == b'-' || at(num, 0) == b'+' {
-                None
+                fixed::kstrtoll_errno(num, 0)
             } else {
-                fixed::kstrtoull(num, 0).and_then(|v| {
-                    let n = 0i64.wrapping_sub(v as i64);
-                    if n > 0 {
-                        None
-                    } else {
-                        Some(n)
-                    }
-                })
+                fixed::negative_errno(num, 0)
             };
             let off = match off {
-                Some(o) => o,
-                None => return err(ErrorCode::BadDerefOffs, ctx.offset),
+                Ok(o) => o,
+                Err(e) => return err_no(ErrorCode::BadDerefOffs, ctx.offset, e),
             };
             ctx.offset = ctx.offset.saturating_add(p + 2);
             let inner_abs = abs + skip + p + 1;
@@ -523,8 +518,8 @@ fn parse_fetch<R: Resolver>(
                 set(code, pc, K::Data(range(abs + 2, s.len() - 1)));
             } else {
                 match str_to_immediate(tail(arg, 1)) {
-                    Some(v) => set(code, pc, K::Imm(v)),
-                    None => return err(ErrorCode::BadImm, ctx.offset + 1),
+                    Ok(v) => set(code, pc, K::Imm(v)),
+                    Err(e) => return err_no(ErrorCode::BadImm, ctx.offset + 1, e),
                 }
             }
         }

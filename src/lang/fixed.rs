@@ -254,17 +254,27 @@ fn parse_digits(s: &[u8], base: u32) -> (u64, usize, bool) {
 /// `kstrtoull(s, base)`: the whole string must be a number (a single
 /// trailing newline is allowed, a leading `+` too).
 pub(crate) fn kstrtoull(s: &[u8], base: u32) -> Option<u64> {
+    kstrtoull_errno(s, base).ok()
+}
+
+/// [`kstrtoull`] with the kernel's error: `ERANGE` when the digits
+/// overflow (checked before any trailing garbage, as `_kstrtoull()`
+/// does), else `EINVAL`.
+pub(crate) fn kstrtoull_errno(s: &[u8], base: u32) -> Result<u64, i32> {
     let s = if at(s, 0) == b'+' { tail(s, 1) } else { s };
     kstrtoull_noplus(s, base)
 }
 
-/// `_kstrtoull()`: as [`kstrtoull`] without the leading `+`.
-fn kstrtoull_noplus(s: &[u8], base: u32) -> Option<u64> {
+/// `_kstrtoull()`: as [`kstrtoull_errno`] without the leading `+`.
+fn kstrtoull_noplus(s: &[u8], base: u32) -> Result<u64, i32> {
     let (base, skip) = fixup_radix(s, base);
     let s = tail(s, skip);
     let (v, n, ovf) = parse_digits(s, base);
-    if ovf || n == 0 {
-        return None;
+    if ovf {
+        return Err(crate::lang::errno::ERANGE);
+    }
+    if n == 0 {
+        return Err(crate::lang::errno::EINVAL);
     }
     let rest = tail(s, n);
     let rest = if at(rest, 0) == b'\n' {
@@ -273,28 +283,39 @@ fn kstrtoull_noplus(s: &[u8], base: u32) -> Option<u64> {
         rest
     };
     if rest.is_empty() {
-        Some(v)
+        Ok(v)
     } else {
-        None
+        Err(crate::lang::errno::EINVAL)
     }
 }
 
 /// `kstrtoll(s, base)` / `kstrtol()` on 64-bit.
 pub(crate) fn kstrtoll(s: &[u8], base: u32) -> Option<i64> {
+    kstrtoll_errno(s, base).ok()
+}
+
+/// [`kstrtoll`] with the kernel's error (`ERANGE` or `EINVAL`).
+pub(crate) fn kstrtoll_errno(s: &[u8], base: u32) -> Result<i64, i32> {
     if at(s, 0) == b'-' {
-        let v = kstrtoull_noplus(tail(s, 1), base)?;
-        let neg = 0i64.wrapping_sub(v as i64);
-        if neg > 0 {
-            return None;
-        }
-        Some(neg)
+        negative_errno(tail(s, 1), base)
     } else {
-        let v = kstrtoull(s, base)?;
+        let v = kstrtoull_errno(s, base)?;
         if (v as i64) < 0 {
-            return None;
+            return Err(crate::lang::errno::ERANGE);
         }
-        Some(v as i64)
+        Ok(v as i64)
     }
+}
+
+/// `kstrtoll("-" + digits)`: the digits as `_kstrtoull()` reads them,
+/// negated.
+pub(crate) fn negative_errno(digits: &[u8], base: u32) -> Result<i64, i32> {
+    let v = kstrtoull_noplus(digits, base)?;
+    let neg = 0i64.wrapping_sub(v as i64);
+    if neg > 0 {
+        return Err(crate::lang::errno::ERANGE);
+    }
+    Ok(neg)
 }
 
 /// `kstrtouint()`.

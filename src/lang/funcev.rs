@@ -384,6 +384,22 @@ impl Builder<'_> {
     }
 }
 
+/// Is `name` the BTF name of a parameter of `func` other than parameter
+/// `slot`? Arguments are positional, so `vfs_read(x64 file, u64 count)`
+/// records the buffer pointer as `count`: a mistake easy to make and to
+/// miss in the trace. Without BTF for the function nothing is checked.
+fn param_elsewhere<R: Resolver>(r: &R, func: &[u8], name: &[u8], slot: u32) -> bool {
+    let func = fixed::as_str(func);
+    let Some(f) = r.btf_func(func) else {
+        return false;
+    };
+    (0..f.nr_params.min(u32::from(u16::MAX))).any(|i| {
+        i != slot
+            && r.btf_param(func, i)
+                .is_some_and(|(n, _)| n.as_bytes() == name)
+    })
+}
+
 fn is_name(w: &[u8]) -> bool {
     fixed::is_good_name(w)
 }
@@ -550,6 +566,9 @@ pub(crate) fn parse<'l, R: Resolver>(
                             let _ = b.def.fe_text.push(itext.as_str());
                             let _ = piece.push(itext.as_str());
                             uses_slot = true;
+                            if param_elsewhere(r, func, name, slot) {
+                                return Err(fe_err(ErrorCode::FeParamElsewhere, nst));
+                            }
                             let load = b.param_load(slot, nst)?;
                             let prog = compile(load, ty, fixed::head(&inds, ni), nst)?;
                             b.add(name, nst, ty, prog, piece.as_str())?;

@@ -305,16 +305,26 @@ fn set_default_event(out: &mut Definition, args: core::fmt::Arguments<'_>) {
     }
 }
 
-fn set_symbol(out: &mut Definition, sym: &[u8], idx: usize) -> Result<(), LErr> {
-    // An empty name (`%return`, `+4`, `mod:`) never resolves.
-    if sym.is_empty() || sym.last() == Some(&b':') || at(sym, 0) == b':' {
+/// `module_names`: `MOD:` with an empty part is left to the resolver, as
+/// the kernel's kprobes leave it to `validate_probe_symbol()`, which takes
+/// `:SYM` and `MOD:` for places in a module that is not loaded (`:SYM`
+/// never resolves, since no module has an empty name). fprobes refuse it.
+fn set_symbol(
+    out: &mut Definition,
+    sym: &[u8],
+    idx: usize,
+    module_names: bool,
+) -> Result<(), LErr> {
+    // An empty name (`%return`, `+4`) never resolves.
+    let colon = find(sym, b':');
+    if sym.is_empty() || (!module_names && (sym.last() == Some(&b':') || colon == Some(0))) {
         return Err(lerr(idx, ErrorCode::BadProbeAddr, 0));
     }
     if core::str::from_utf8(sym).is_err() || out.symbol.set(fixed::as_str(sym)).is_err() {
         return Err(lerr(idx, ErrorCode::BadProbeAddr, 0));
     }
     out.has_symbol = true;
-    out.module_len = find(sym, b':').unwrap_or(0);
+    out.module_len = colon.map_or(0, |c| c + 1);
     Ok(())
 }
 
@@ -353,6 +363,14 @@ fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
         Some(addr) => {
             out.has_symbol = false;
             out.addr = addr;
+            // The kernel lists the registered kprobe's address, hashed
+            // (`0x%p`); an address kallsyms does not know is never
+            // registered and keeps the written one.
+            let placed = r.kprobe_address(addr);
+            out.listed_addr = r.hash_pointer(placed.unwrap_or(addr));
+            if is_return && out.maxactive == 0 && placed.is_some() {
+                out.maxactive = r.default_maxactive();
+            }
         }
         None => {
             if find(argv1, b'/').is_some() && find(argv1, b':').is_some() {
@@ -381,7 +399,8 @@ fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
             if is_digit(at(plain_name, 0)) {
                 return Err(lerr(1, ErrorCode::BadProbeAddr, 0));
             }
-            set_symbol(out, name, 1)?;
+            set_symbol(out, name, 1, true)?;
+            let mut maxactive = out.maxactive;
             let module = out.module();
             let plain = out.symbol().unwrap_or("");
             match r.check_probe_symbol(module, plain) {
@@ -391,6 +410,14 @@ fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
             }
             if is_return {
                 flags.ret = true;
+                // register_kretprobe() sets the default once the place
+                // resolves; a symbol in a module that is not loaded (or
+                // `:SYM`) does not, and is listed without it.
+                if maxactive == 0
+                    && (module.is_none() || r.symbol_address(out.symbol.as_str()).is_some())
+                {
+                    maxactive = r.default_maxactive();
+                }
             }
             match r.func_entry(module, plain, offset) {
                 FuncEntry::Entry => {
@@ -405,6 +432,7 @@ fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
                 }
                 FuncEntry::Unknown => {}
             }
+            out.maxactive = maxactive;
         }
     }
     if !out.has_symbol && is_return {
@@ -430,7 +458,8 @@ fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
             let sym: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
             set_default_event(out, format_args!("{}_{}_{}", c, sym.as_str(), offset));
         } else {
-            let a = out.addr;
+            // `%c_0x%p` of the written address.
+            let a = r.hash_pointer(out.addr);
             set_default_event(out, format_args!("{}_0x{:016x}", c, a));
         }
     }
@@ -493,7 +522,7 @@ fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
             }
         }
     }
-    set_symbol(out, sym, 1)?;
+    set_symbol(out, sym, 1, false)?;
     let mut have_event = false;
     if let Some(e) = ev_pos {
         have_event = parse_event_name(tail(argv0, e), e, out)?;

@@ -155,6 +155,28 @@ pub trait Resolver {
         Ok(None)
     }
 
+    /// The maxactive `register_kretprobe()` gives a kretprobe defined
+    /// without one (`max(10, 2 * num_possible_cpus())`), which the
+    /// kernel's listing then shows (`r10:...`). 0: unknown, listed as
+    /// written (`r:...`).
+    fn default_maxactive(&self) -> u32 {
+        0
+    }
+
+    /// The address a kprobe at `addr` is registered at (`_kprobe_addr()`:
+    /// past the ENDBR of an IBT kernel's function entry), or `None` when
+    /// kallsyms does not know `addr`: the kernel then defers the probe to
+    /// a module load, which never places it.
+    fn kprobe_address(&self, addr: u64) -> Option<u64> {
+        Some(addr)
+    }
+
+    /// What the kernel's `%p` prints for pointer `value` (a hash of it,
+    /// unless pointers are shown unhashed).
+    fn hash_pointer(&self, value: u64) -> u64 {
+        value
+    }
+
     /// `offsetof(struct dentry, d_name.name)` (for `:%pd`).
     fn dentry_name_offset(&self) -> u64 {
         0x28

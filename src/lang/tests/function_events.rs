@@ -192,19 +192,23 @@ fn programs_follow_the_spec() {
 
 #[test]
 fn exit_events() {
-    let d = fe("vfs_read(x64 file, u64 count) -> s64 ret");
+    let d = fe("vfs_read(x64 file, NULL, u64 count) -> s64 ret");
     assert_eq!(
         (d.kind(), d.event()),
         (ProbeKind::FunctionExit, "vfs_read__exit")
     );
-    assert_eq!(d.entry_args(), &[0, 1]);
+    assert_eq!(d.entry_args(), &[0, 2]);
     assert_eq!(d.args()[0].program().load, Load::EntryData(0));
+    assert_eq!(d.args()[1].program().load, Load::EntryData(1));
     assert_eq!(d.args()[2].program().load, Load::RetVal);
     assert_eq!(
         fmt_of(&d),
         r#""%pS <- %pS(file=%llx, count=%llu) ret=%lld", REC->__parent_ip, REC->__ip, REC->file, REC->count, REC->ret"#
     );
-    assert_eq!(canon_of(&d), "vfs_read(x64 file, u64 count) -> s64 ret");
+    assert_eq!(
+        canon_of(&d),
+        "vfs_read(x64 file, NULL, u64 count) -> s64 ret"
+    );
     let d2 = fe(&canon_of(&d));
     assert!(d.same_as(&d2));
     let d = fe("do_sys_openat2(int dfd, string filename) -> long fd");

@@ -291,7 +291,7 @@ fn misc_errors() {
     let e = err_of(Control::KprobeEvents, "p vfs_read @nosuchsym");
     assert_eq!((e.code, e.column), (BadProbeAddr, 2));
     // Empty symbol names never resolve (found by fuzzing).
-    for l in ["p:ev %return", "p -4", "f %return", "p mod:", "p:_ 8+0"] {
+    for l in ["p:ev %return", "p -4", "f %return", "f mod:", "p:_ 8+0"] {
         let e = err_of(Control::DynamicEvents, l);
         assert_eq!(
             (e.code, e.column),
