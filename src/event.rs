@@ -13,7 +13,8 @@ use kernel::alloc::KVBox;
 use kernel::prelude::*;
 
 use crate::fetch::{KernelMemory, KernelRegs};
-use crate::lang::{Definition, HeaderIps, ProbeKind, Symbolizer};
+use crate::lang::{Definition, HeaderIps, ProbeKind, Resolver, Symbolizer};
+use crate::resolve::KernelResolver;
 use crate::sys::bindings as b;
 
 /// An empty definition to copy from: a `Definition` is tens of KiB, too
@@ -159,12 +160,23 @@ fn place_of(def: &Definition, symbol: &mut CText<600>) -> Result<b::dynprobe_pla
             ProbeKind::FunctionExit => b::dynprobe_probe_kind_DYNPROBE_FUNCTION_EXIT,
             ProbeKind::Tracepoint => b::dynprobe_probe_kind_DYNPROBE_TRACEPOINT,
         },
-        symbol: match def.full_symbol() {
-            Some(s) => {
+        symbol: match (def.full_symbol(), def.address()) {
+            (Some(s), _) => {
                 symbol.write_str(s).map_err(|_| EINVAL)?;
                 symbol.as_c().ok_or(EINVAL)?
             }
-            None => core::ptr::null(),
+            // An address kallsyms does not know: register_kprobe() fails
+            // with -ENOENT, which the kernel's probe events take for a
+            // module to come, keeping the event with an unregistered probe
+            // that never fires. The C side keeps a place in a module that
+            // is not loaded the same way, so the address goes there as a
+            // symbol of the unnamed module (`:0x...`), which no module
+            // load ever matches.
+            (None, Some(a)) if a != 0 && KernelResolver.kprobe_address(a).is_none() => {
+                write!(symbol, ":0x{:x}", a).map_err(|_| EINVAL)?;
+                symbol.as_c().ok_or(EINVAL)?
+            }
+            (None, _) => core::ptr::null(),
         },
         addr: def.address().unwrap_or(0) as usize,
         offset: def.offset() as usize,

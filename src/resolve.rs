@@ -101,6 +101,22 @@ fn vmlinux_btf() -> Option<Btf<'static>> {
     Btf::new(vb.blob, &vb.index).ok()
 }
 
+/// Does the function at `addr` start with an ENDBR, past which the
+/// kprobes core places a probe at its entry (`arch_adjust_kprobe_addr()`,
+/// `__is_endbr()`: ENDBR64, ENDBR32 or the poison sealed functions get)?
+fn starts_with_endbr(addr: u64) -> bool {
+    if !cfg!(CONFIG_X86_KERNEL_IBT) {
+        return false;
+    }
+    let mut insn = [0u8; 4];
+    // SAFETY: `insn` is writable for its length; the read is fault-tolerant.
+    if unsafe { b::dynprobe_read_kernel(insn.as_mut_ptr().cast(), addr as _, insn.len()) } != 0 {
+        return false;
+    }
+    let insn = u32::from_le_bytes(insn);
+    insn == 0xd640_1f0f || insn & !0x0100_0000 == 0xfa1e_0ff3
+}
+
 /// Resolves through kallsyms.
 pub(crate) struct KernelResolver;
 
@@ -186,6 +202,53 @@ impl Resolver for KernelResolver {
 
     fn symbol_address(&self, name: &str) -> Option<u64> {
         Self::lookup(name)
+    }
+
+    fn default_maxactive(&self) -> u32 {
+        // SAFETY: an exported variable, written only while booting.
+        let cpus = unsafe { core::ptr::read_volatile(&raw const kernel::bindings::__num_possible_cpus) };
+        // register_kretprobe(): max_t(unsigned int, 10, 2 * num_possible_cpus()).
+        cpus.saturating_mul(2).max(10)
+    }
+
+    fn kprobe_address(&self, addr: u64) -> Option<u64> {
+        // sprint_symbol() prints `0x...` for an address kallsyms does not
+        // know, else `SYM+0xOFFS/0xSIZE [MOD]`. NULL never registers.
+        let mut text = [0u8; 600];
+        // SAFETY: `text` is writable for its length.
+        let n = unsafe {
+            b::dynprobe_sprint_symbol(text.as_mut_ptr(), text.len(), addr as _, true)
+        };
+        let text = text.get(..n)?;
+        if addr == 0 || text.is_empty() || text.starts_with(b"0x") {
+            return None;
+        }
+        let at_entry = text.windows(5).any(|w| w == b"+0x0/");
+        Some(if at_entry && starts_with_endbr(addr) {
+            addr.wrapping_add(4)
+        } else {
+            addr
+        })
+    }
+
+    fn hash_pointer(&self, value: u64) -> u64 {
+        let mut text = [0u8; 32];
+        // SAFETY: `text` is writable for its length, and the format takes
+        // exactly the one pointer passed.
+        let n = unsafe {
+            kernel::bindings::snprintf(
+                text.as_mut_ptr().cast(),
+                text.len(),
+                c"%p".as_ptr().cast(),
+                value as usize as *const core::ffi::c_void,
+            )
+        };
+        // `(____ptrval____)` (no hash key yet) cannot happen once modules
+        // load; the value itself is then the only answer.
+        text.get(..usize::try_from(n).unwrap_or(0))
+            .and_then(|t| core::str::from_utf8(t).ok())
+            .and_then(|t| u64::from_str_radix(t, 16).ok())
+            .unwrap_or(value)
     }
 
     fn check_probe_symbol(&self, module: Option<&str>, symbol: &str) -> SymbolCheck {
