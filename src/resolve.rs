@@ -231,26 +231,6 @@ impl Resolver for KernelResolver {
         })
     }
 
-    fn hash_pointer(&self, value: u64) -> u64 {
-        let mut text = [0u8; 32];
-        // SAFETY: `text` is writable for its length, and the format takes
-        // exactly the one pointer passed.
-        let n = unsafe {
-            kernel::bindings::snprintf(
-                text.as_mut_ptr().cast(),
-                text.len(),
-                c"%p".as_ptr().cast(),
-                value as usize as *const core::ffi::c_void,
-            )
-        };
-        // `(____ptrval____)` (no hash key yet) cannot happen once modules
-        // load; the value itself is then the only answer.
-        text.get(..usize::try_from(n).unwrap_or(0))
-            .and_then(|t| core::str::from_utf8(t).ok())
-            .and_then(|t| u64::from_str_radix(t, 16).ok())
-            .unwrap_or(value)
-    }
-
     fn check_probe_symbol(&self, module: Option<&str>, symbol: &str) -> SymbolCheck {
         let Some(name) = SymbolName::new(symbol) else {
             return SymbolCheck::NotFound;

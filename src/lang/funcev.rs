@@ -388,7 +388,12 @@ impl Builder<'_> {
 /// `slot`? Arguments are positional, so `vfs_read(x64 file, u64 count)`
 /// records the buffer pointer as `count`: a mistake easy to make and to
 /// miss in the trace. Without BTF for the function nothing is checked.
+/// One-letter names are labels (`f(x64 a, x64 b)` over many functions),
+/// which meet one-letter parameters by chance: they are not checked.
 fn param_elsewhere<R: Resolver>(r: &R, func: &[u8], name: &[u8], slot: u32) -> bool {
+    if name.len() < 2 {
+        return false;
+    }
     let func = fixed::as_str(func);
     let Some(f) = r.btf_func(func) else {
         return false;

@@ -367,7 +367,7 @@ fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
             // (`0x%p`); an address kallsyms does not know is never
             // registered and keeps the written one.
             let placed = r.kprobe_address(addr);
-            out.listed_addr = r.hash_pointer(placed.unwrap_or(addr));
+            out.listed_addr = r.hash_pointer(placed.unwrap_or(addr)).unwrap_or(addr);
             if is_return && out.maxactive == 0 && placed.is_some() {
                 out.maxactive = r.default_maxactive();
             }
@@ -459,7 +459,7 @@ fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
             set_default_event(out, format_args!("{}_{}_{}", c, sym.as_str(), offset));
         } else {
             // `%c_0x%p` of the written address.
-            let a = r.hash_pointer(out.addr);
+            let a = r.hash_pointer(out.addr).unwrap_or(out.addr);
             set_default_event(out, format_args!("{}_0x{:016x}", c, a));
         }
     }

@@ -172,9 +172,11 @@ pub trait Resolver {
     }
 
     /// What the kernel's `%p` prints for pointer `value` (a hash of it,
-    /// unless pointers are shown unhashed).
-    fn hash_pointer(&self, value: u64) -> u64 {
-        value
+    /// unless pointers are shown unhashed), for listings and default names
+    /// of address probes as the kernel's. `None`: they show the address as
+    /// written, which lists back to the same probe.
+    fn hash_pointer(&self, _value: u64) -> Option<u64> {
+        None
     }
 
     /// `offsetof(struct dentry, d_name.name)` (for `:%pd`).
