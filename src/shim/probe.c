@@ -46,9 +46,16 @@ static int kretprobe_hit(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (unlikely(!rp))
 		return 0;
 	probe = container_of(rp, struct dynprobe_probe, rp);
+	/*
+	 * The caller is where the function really returns to, which the
+	 * rethook trampoline has put in regs->ip before calling the return
+	 * handlers. The address saved at entry (get_kretprobe_retaddr) is
+	 * the trampoline itself when another kretprobe on the same call
+	 * hooked the return first.
+	 */
 	dynprobe_dispatch(probe, regs,
 			  rp->data_size ? (unsigned long *)ri->data : NULL,
-			  (unsigned long)rp->kp.addr, get_kretprobe_retaddr(ri));
+			  (unsigned long)rp->kp.addr, instruction_pointer(regs));
 	return 0;
 }
 NOKPROBE_SYMBOL(kretprobe_hit);
