@@ -56,6 +56,16 @@ new_run_dir() {
 	find "$runs" -mindepth 1 -maxdepth 1 -mtime +1 -exec rm -rf {} + 2>/dev/null || true
 }
 
+# Copies the project's files as they are in the work tree (tracked or new,
+# never build products or ignored files) into DEST, with their times.
+#   copy_project DEST [PATH...]   (PATHs limit the copy, as for git)
+copy_project() {
+	local dest=$1
+	shift
+	(cd "$DYNPROBE_TOP" && git ls-files -z --cached --others --exclude-standard -- "$@" |
+		tar --null -T - -cf - --ignore-failed-read 2>/dev/null) | tar -C "$dest" -xf -
+}
+
 log() { printf '[setup] %s\n' "$*" >&2; }
 die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
 
