@@ -171,8 +171,24 @@ def read_text(path, limit=None):
     return data.decode(errors="replace")
 
 
+def possible_cpus():
+    """The number of possible CPUs (/sys/devices/system/cpu/possible: "0-1,4")."""
+    n = 0
+    for part in read_text("/sys/devices/system/cpu/possible").strip().split(","):
+        lo, _, hi = part.partition("-")
+        n += int(hi or lo) - int(lo) + 1
+    return n
+
+
+# A kretprobe defined without maxactive is listed with the kernel's default
+# written out (r10:), as the kernel's own probe events list it. The writers
+# define and track such lines as "r:": listings are read back in that form.
+DEFAULT_MAXACTIVE_PREFIX = "r%d:" % max(10, 2 * possible_cpus())
+
+
 def listing(path):
-    return [l for l in read_text(path).split("\n") if l]
+    return ["r:" + l[len(DEFAULT_MAXACTIVE_PREFIX):] if l.startswith(DEFAULT_MAXACTIVE_PREFIX) else l
+            for l in read_text(path).split("\n") if l]
 
 
 def kernel_log_tail(n=6):
