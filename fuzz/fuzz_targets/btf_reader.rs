@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Fuzz the BTF reader: any bytes, as a whole blob and as the type and
 //! string sections behind a valid header, through index building, every
-//! lookup and definitions parsed with the blob as the resolver.
+//! lookup and definitions parsed with the blob as the resolver; and the
+//! same bytes as split BTF on the blob they make (when it is accepted as
+//! a base), whose ids and string offsets then continue the base's.
 #![no_main]
 
-use dynprobe_lang::btf::{build_index, index_len};
+use dynprobe_lang::btf::{build_index, build_index_split, index_len, index_len_split};
 use dynprobe_lang::*;
 use libfuzzer_sys::fuzz_target;
 
@@ -24,6 +26,18 @@ fn exercise(blob: &[u8]) {
     let mut index = vec![0u32; len];
     build_index(blob, &mut index).expect("index_len accepted the blob");
     let btf = Btf::new(blob, &index).expect("a built index fits its blob");
+    lookups(&btf);
+    // The same bytes as split BTF on themselves.
+    let Ok(len) = index_len_split(&btf, blob) else {
+        return;
+    };
+    let mut split_index = vec![0u32; len];
+    build_index_split(&btf, blob, &mut split_index).expect("index_len_split accepted it");
+    let split = Btf::new_split(&btf, blob, &split_index).expect("a built index fits");
+    lookups(&split);
+}
+
+fn lookups(btf: &Btf<'_>) {
     for name in ["vfs_read", "kfree", "", "a"] {
         let _ = btf.func(name);
         let _ = btf.tracepoint(name);
@@ -38,7 +52,7 @@ fn exercise(blob: &[u8]) {
     }
     let mut def = Box::new(Definition::new());
     for line in LINES {
-        let _ = parse(Control::DynamicEvents, line.as_bytes(), &btf, &mut def);
+        let _ = parse(Control::DynamicEvents, line.as_bytes(), btf, &mut def);
     }
 }
 

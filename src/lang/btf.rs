@@ -25,8 +25,21 @@
 //! range, typedef cycles) only makes lookups answer `None` or
 //! [`BtfError`].
 //!
-//! Only a base blob (vmlinux) is read: split BTF (modules), whose ids
-//! continue those of vmlinux, is not.
+//! A module's BTF is split BTF: it extends a base blob (vmlinux), its type
+//! ids continue after the base's last one and its string offsets after the
+//! base's string section, and its types may name base types (and base
+//! strings). [`index_len_split`] / [`build_index_split`] index such a blob
+//! against the base's [`Btf`], and [`Btf::new_split`] reads the two as one:
+//!
+//! ```text
+//! let len = btf::index_len_split(&vmlinux, module_blob)?;
+//! let mut index = /* len u32s */;
+//! btf::build_index_split(&vmlinux, module_blob, &mut index)?;
+//! let btf = Btf::new_split(&vmlinux, module_blob, &index)?;
+//! btf.func("v9fs_file_read_iter")       // members may cross into vmlinux
+//! ```
+//!
+//! Only one level is read: a split blob's base must itself be a base.
 
 use core::cmp::Ordering;
 
@@ -123,6 +136,8 @@ pub enum BtfBlobError {
     /// The index does not have the length [`index_len`] gave, or was not
     /// built for this blob.
     BadIndex,
+    /// The base given for split BTF is itself split.
+    BadBase,
 }
 
 fn u32_at(b: &[u8], off: usize) -> Option<u32> {
@@ -149,7 +164,10 @@ struct Sections<'a> {
     layout: &'a [u8],
 }
 
-fn sections(blob: &[u8]) -> Result<Sections<'_>, BtfBlobError> {
+/// The sections of `blob`. A base blob's strings start with the empty
+/// string; a split blob's continue the base's, so they may be empty and
+/// start with any string (`btf_parse_str_sec()`).
+fn sections(blob: &[u8], split: bool) -> Result<Sections<'_>, BtfBlobError> {
     let magic = u16_at(blob, 0).ok_or(BtfBlobError::Truncated)?;
     if magic != MAGIC {
         return Err(BtfBlobError::BadMagic);
@@ -181,7 +199,12 @@ fn sections(blob: &[u8]) -> Result<Sections<'_>, BtfBlobError> {
     } else {
         &[]
     };
-    if strings.first() != Some(&0) || strings.last() != Some(&0) {
+    let strings_ok = if split {
+        strings.is_empty() || strings.last() == Some(&0)
+    } else {
+        strings.first() == Some(&0) && strings.last() == Some(&0)
+    };
+    if !strings_ok {
         return Err(BtfBlobError::BadStrings);
     }
     if layout.len() % LAYOUT_ENTRY_LEN != 0 {
@@ -306,53 +329,80 @@ fn record_at<'a>(
     Ok((rec, TYPE_LEN + extra_len))
 }
 
-/// A string of the string section, without its NUL.
-fn string_at(strings: &[u8], off: u32) -> Option<&[u8]> {
-    let s = strings.get(usize_of(off)..)?;
+/// A string of a string section, without its NUL.
+fn string_at(strings: &[u8], off: usize) -> Option<&[u8]> {
+    let s = strings.get(off..)?;
     let end = s.iter().position(|&c| c == 0)?;
     s.get(..end)
 }
 
+/// The strings a blob's offsets refer to: those of its base (none for a
+/// base blob), then its own, numbered on from the base's.
+#[derive(Clone, Copy, Debug)]
+struct Strings<'a> {
+    base: &'a [u8],
+    own: &'a [u8],
+}
+
+impl<'a> Strings<'a> {
+    /// Is `off` inside one of the sections?
+    fn contains(&self, off: u32) -> bool {
+        let off = usize_of(off);
+        off < self.base.len() || off - self.base.len() < self.own.len()
+    }
+
+    fn get(&self, off: u32) -> Option<&'a [u8]> {
+        let off = usize_of(off);
+        match off.checked_sub(self.base.len()) {
+            None => string_at(self.base, off),
+            Some(own) => string_at(self.own, own),
+        }
+    }
+}
+
 /// Is type `rec` one of those the index finds by name?
-fn is_named_lookup(rec: &Record<'_>, strings: &[u8]) -> bool {
+fn is_named_lookup(rec: &Record<'_>, strings: Strings<'_>) -> bool {
     match rec.kind() {
         kind::FUNC => true,
-        kind::TYPEDEF => string_at(strings, rec.name_off)
+        kind::TYPEDEF => strings
+            .get(rec.name_off)
             .is_some_and(|n| n.starts_with(TRACEPOINT_TYPEDEF_PREFIX)),
         _ => false,
     }
 }
 
-/// Walks every record, checking its length, kind and names; calls `each`
-/// with id, offset and record. Returns the number of types and of types
-/// found by name.
+/// Walks every record of `s`, whose first type has id `first_id + 1`,
+/// checking its length, kind and names; calls `each` with id, offset and
+/// record. Returns the number of types and of types found by name.
 fn walk<'a>(
     s: Sections<'a>,
+    strings: Strings<'a>,
+    first_id: usize,
     mut each: impl FnMut(u32, usize, &Record<'a>),
 ) -> Result<(usize, usize), BtfBlobError> {
     let mut off = 0usize;
     let mut count = 0usize;
     let mut named = 0usize;
     while off < s.types.len() {
-        if count >= MAX_TYPES {
+        if first_id.saturating_add(count) >= MAX_TYPES {
             return Err(BtfBlobError::TooManyTypes);
         }
-        // count < MAX_TYPES, so the id fits.
-        let id = (count + 1) as u32;
+        // first_id + count < MAX_TYPES, so the id fits.
+        let id = (first_id + count + 1) as u32;
         let (rec, len) = record_at(s.types, s.layout, off, id)?;
         let bad_name = BtfBlobError::BadName { id };
-        if usize_of(rec.name_off) >= s.strings.len() {
+        if !strings.contains(rec.name_off) {
             return Err(bad_name);
         }
         if let Some(size) = rec.named_element_size() {
             for i in 0..rec.vlen() {
                 let name = rec.element(i, size).and_then(|e| u32_at(e, 0));
-                if name.is_none_or(|n| usize_of(n) >= s.strings.len()) {
+                if name.is_none_or(|n| !strings.contains(n)) {
                     return Err(bad_name);
                 }
             }
         }
-        if is_named_lookup(&rec, s.strings) {
+        if is_named_lookup(&rec, strings) {
             named += 1;
         }
         each(id, off, &rec);
@@ -365,14 +415,59 @@ fn walk<'a>(
 /// Length (in `u32`s) of the index [`build_index`] needs for `blob`. Walks
 /// and checks the whole blob.
 pub fn index_len(blob: &[u8]) -> Result<usize, BtfBlobError> {
-    let (types, named) = walk(sections(blob)?, |_, _, _| {})?;
+    let s = sections(blob, false)?;
+    let strings = Strings {
+        base: &[],
+        own: s.strings,
+    };
+    let (types, named) = walk(s, strings, 0, |_, _, _| {})?;
+    Ok(INDEX_HEAD + types + named)
+}
+
+/// Length (in `u32`s) of the index [`build_index_split`] needs for split
+/// blob `blob` on `base`. Walks and checks the whole blob.
+pub fn index_len_split(base: &Btf<'_>, blob: &[u8]) -> Result<usize, BtfBlobError> {
+    if base.base.is_some() {
+        return Err(BtfBlobError::BadBase);
+    }
+    let s = sections(blob, true)?;
+    let strings = Strings {
+        base: base.own.s.strings,
+        own: s.strings,
+    };
+    let (types, named) = walk(s, strings, base.own.offsets.len(), |_, _, _| {})?;
     Ok(INDEX_HEAD + types + named)
 }
 
 /// Fills `index` (of the length [`index_len`] gave) for `blob`.
 pub fn build_index(blob: &[u8], index: &mut [u32]) -> Result<(), BtfBlobError> {
-    let s = sections(blob)?;
-    let (types, named) = walk(s, |_, _, _| {})?;
+    fill_index(None, sections(blob, false)?, index)
+}
+
+/// Fills `index` (of the length [`index_len_split`] gave) for split blob
+/// `blob` on `base`.
+pub fn build_index_split(
+    base: &Btf<'_>,
+    blob: &[u8],
+    index: &mut [u32],
+) -> Result<(), BtfBlobError> {
+    if base.base.is_some() {
+        return Err(BtfBlobError::BadBase);
+    }
+    fill_index(Some(base.own), sections(blob, true)?, index)
+}
+
+fn fill_index(
+    base: Option<Part<'_>>,
+    s: Sections<'_>,
+    index: &mut [u32],
+) -> Result<(), BtfBlobError> {
+    let strings = Strings {
+        base: base.map_or(&[][..], |b| b.s.strings),
+        own: s.strings,
+    };
+    let first_id = base.map_or(0, |b| b.offsets.len());
+    let (types, named) = walk(s, strings, first_id, |_, _, _| {})?;
     if index.len() != INDEX_HEAD + types + named {
         return Err(BtfBlobError::BadIndex);
     }
@@ -383,12 +478,12 @@ pub fn build_index(blob: &[u8], index: &mut [u32]) -> Result<(), BtfBlobError> {
         .split_at_mut_checked(types)
         .ok_or(BtfBlobError::BadIndex)?;
     let mut n = 0usize;
-    walk(s, |id, off, rec| {
-        if let Some(o) = offsets.get_mut(usize_of(id).saturating_sub(1)) {
+    walk(s, strings, first_id, |id, off, rec| {
+        if let Some(o) = offsets.get_mut(usize_of(id).saturating_sub(first_id + 1)) {
             // The type section is shorter than 4 GiB: its length is a u32.
             *o = off as u32;
         }
-        if is_named_lookup(rec, s.strings) {
+        if is_named_lookup(rec, strings) {
             if let Some(v) = names.get_mut(n) {
                 *v = id;
             }
@@ -400,9 +495,12 @@ pub fn build_index(blob: &[u8], index: &mut [u32]) -> Result<(), BtfBlobError> {
         *slot = v as u32;
     }
     let btf = Btf {
-        s,
-        offsets,
-        names: &[],
+        base,
+        own: Part {
+            s,
+            offsets,
+            names: &[],
+        },
     };
     sort_by_name(&btf, names);
     Ok(())
@@ -466,22 +564,18 @@ struct Proto<'a> {
     rec: Record<'a>,
 }
 
-/// A blob and its index.
+/// One blob and its index.
 #[derive(Clone, Copy, Debug)]
-pub struct Btf<'a> {
+struct Part<'a> {
     s: Sections<'a>,
-    /// Offset of type id `i + 1` in the type section.
+    /// Offset of the blob's `i`-th type in its type section.
     offsets: &'a [u32],
-    /// Ids of functions and tracepoint typedefs, by (name, id).
+    /// Ids of its functions and tracepoint typedefs, by (name, id).
     names: &'a [u32],
 }
 
-impl<'a> Btf<'a> {
-    /// `blob` with the index [`build_index`] made for it. Checks only the
-    /// header and the index's size, so it is cheap enough to call for every
-    /// question.
-    pub fn new(blob: &'a [u8], index: &'a [u32]) -> Result<Self, BtfBlobError> {
-        let s = sections(blob)?;
+impl<'a> Part<'a> {
+    fn new(s: Sections<'a>, index: &'a [u32]) -> Result<Self, BtfBlobError> {
         let types = usize_of(*index.first().ok_or(BtfBlobError::BadIndex)?);
         let named = usize_of(*index.get(1).ok_or(BtfBlobError::BadIndex)?);
         let rest = index.get(INDEX_HEAD..).ok_or(BtfBlobError::BadIndex)?;
@@ -489,24 +583,83 @@ impl<'a> Btf<'a> {
             return Err(BtfBlobError::BadIndex);
         }
         let (offsets, names) = rest.split_at_checked(types).ok_or(BtfBlobError::BadIndex)?;
-        Ok(Btf { s, offsets, names })
+        Ok(Part { s, offsets, names })
+    }
+}
+
+/// A blob and its index, or a split blob on its base.
+#[derive(Clone, Copy, Debug)]
+pub struct Btf<'a> {
+    /// The base of split BTF; `None` for a base blob.
+    base: Option<Part<'a>>,
+    /// The blob itself: ids after the base's.
+    own: Part<'a>,
+}
+
+impl<'a> Btf<'a> {
+    /// `blob` with the index [`build_index`] made for it. Checks only the
+    /// header and the index's size, so it is cheap enough to call for every
+    /// question.
+    pub fn new(blob: &'a [u8], index: &'a [u32]) -> Result<Self, BtfBlobError> {
+        Ok(Btf {
+            base: None,
+            own: Part::new(sections(blob, false)?, index)?,
+        })
     }
 
-    /// Number of types (ids 1 to this).
+    /// Split blob `blob` on `base`, with the index [`build_index_split`]
+    /// made for the two. As cheap as [`Btf::new`].
+    pub fn new_split(
+        base: &Btf<'a>,
+        blob: &'a [u8],
+        index: &'a [u32],
+    ) -> Result<Self, BtfBlobError> {
+        if base.base.is_some() {
+            return Err(BtfBlobError::BadBase);
+        }
+        Ok(Btf {
+            base: Some(base.own),
+            own: Part::new(sections(blob, true)?, index)?,
+        })
+    }
+
+    /// Is this split BTF (on a base)?
+    pub fn is_split(&self) -> bool {
+        self.base.is_some()
+    }
+
+    /// Types of the base (0 for a base blob): the blob's own ids follow.
+    fn base_types(&self) -> usize {
+        self.base.map_or(0, |b| b.offsets.len())
+    }
+
+    /// Number of types (ids 1 to this), the base's included.
     pub fn nr_types(&self) -> u32 {
-        // The index was built from at most MAX_TYPES types.
-        self.offsets.len() as u32
+        // Both indexes were built from at most MAX_TYPES types in all.
+        (self.base_types() + self.own.offsets.len()) as u32
     }
 
     fn record(&self, id: u32) -> Option<Record<'a>> {
-        let off = *self.offsets.get(usize_of(id.checked_sub(1)?))?;
-        record_at(self.s.types, self.s.layout, usize_of(off), id)
+        let i = usize_of(id.checked_sub(1)?);
+        let (part, i) = match self.base {
+            Some(base) if i < base.offsets.len() => (base, i),
+            _ => (self.own, i.checked_sub(self.base_types())?),
+        };
+        let off = *part.offsets.get(i)?;
+        record_at(part.s.types, part.s.layout, usize_of(off), id)
             .ok()
             .map(|(r, _)| r)
     }
 
+    fn strings(&self) -> Strings<'a> {
+        Strings {
+            base: self.base.map_or(&[][..], |b| b.s.strings),
+            own: self.own.s.strings,
+        }
+    }
+
     fn string(&self, off: u32) -> Option<&'a [u8]> {
-        string_at(self.s.strings, off)
+        self.strings().get(off)
     }
 
     fn name_of(&self, id: u32) -> &'a [u8] {
@@ -515,20 +668,26 @@ impl<'a> Btf<'a> {
             .unwrap_or(&[])
     }
 
-    /// The lowest id of kind `kind` named `prefix` + `name`.
+    /// The lowest id of kind `kind` named `prefix` + `name`: the base's
+    /// ids come first.
     fn find(&self, kind: u8, prefix: &[u8], name: &[u8]) -> Option<u32> {
         let key = |id: u32| -> Ordering {
             self.name_of(id)
                 .iter()
                 .cmp(prefix.iter().chain(name.iter()))
         };
-        let first = self.names.partition_point(|&id| key(id) == Ordering::Less);
-        self.names
-            .get(first..)?
-            .iter()
-            .take_while(|&&id| key(id) == Ordering::Equal)
-            .copied()
-            .find(|&id| self.record(id).is_some_and(|r| r.kind() == kind))
+        let find_in = |names: &[u32]| -> Option<u32> {
+            let first = names.partition_point(|&id| key(id) == Ordering::Less);
+            names
+                .get(first..)?
+                .iter()
+                .take_while(|&&id| key(id) == Ordering::Equal)
+                .copied()
+                .find(|&id| self.record(id).is_some_and(|r| r.kind() == kind))
+        };
+        self.base
+            .and_then(|b| find_in(b.names))
+            .or_else(|| find_in(self.own.names))
     }
 
     /// Follows modifiers and typedefs from `id`: the id reached and its

@@ -6,7 +6,7 @@
 mod common;
 use common::btf_writer::*;
 use common::{canon_of, fields_of, fmt_of};
-use dynprobe_lang::btf::{build_index, index_len};
+use dynprobe_lang::btf::{build_index, build_index_split, index_len, index_len_split};
 use dynprobe_lang::*;
 
 /// Ids of the interesting types of [`mini_kernel`].
@@ -884,4 +884,245 @@ fn host_vmlinux() {
     )
     .unwrap();
     assert_eq!(d.args()[0].fetch_type(), FetchType::String);
+}
+
+/// Ids of [`mini_module`]'s types.
+#[derive(Default, Debug)]
+struct ModIds {
+    fid: u32,
+    fid_ptr: u32,
+    wrap: u32,
+    read: u32,
+}
+
+/// A module's split BTF on [`mini_kernel`]: its own struct, which holds
+/// base types (and an anonymous union of its own that holds a base
+/// struct), functions whose parameters are of both, a function named as
+/// one of the base's, a tracepoint, and names taken from the base's
+/// strings.
+#[allow(clippy::field_reassign_with_default)]
+fn mini_module(base: &[u8], base_btf: &Btf<'_>, k: &Ids) -> (Vec<u8>, ModIds) {
+    let mut w = BtfWriter::split(base_btf.nr_types(), strings_len(base));
+    let mut ids = ModIds::default();
+    // struct p9_fid { u32 fid; union { struct file *filp; struct path
+    //   path; }; struct inode *inode; }
+    let u = w.union("", 16, &[m("filp", k.file_ptr, 0), m("path", k.path, 0)]);
+    ids.fid = w.structure(
+        "p9_fid",
+        32,
+        &[
+            m("fid", k.uint, 0),
+            m("", u, 64),
+            m("inode", k.inode_ptr, 192),
+        ],
+    );
+    ids.fid_ptr = w.ptr(ids.fid);
+    // struct wrap { struct p9_fid fid; }: a module struct by value in a
+    // module struct.
+    ids.wrap = w.structure("wrap", 32, &[m("fid", ids.fid, 0)]);
+    let wrap_ptr = w.ptr(ids.wrap);
+    ids.read = w.function(
+        "v9fs_read",
+        k.ssize_t,
+        &[
+            ("fid", ids.fid_ptr),
+            ("file", k.file_ptr),
+            ("count", k.size_t),
+            ("w", wrap_ptr),
+        ],
+    );
+    // A static function of the module named as a base function: the
+    // base's comes first, as the kernel searches vmlinux first.
+    w.function("kfree", k.int, &[("mod_only", k.int)]);
+    // A tracepoint of the module.
+    w.function(
+        "__probestub_v9fs_event",
+        0,
+        &[("__data", k.void_ptr), ("fid", ids.fid_ptr)],
+    );
+    // A parameter named with a string of the base (offset below the
+    // split's strings).
+    let count_off = string_in(base, "count").expect("base has \"count\"");
+    let proto = w.header("", KIND_FUNC_PROTO, false, 1, k.int);
+    w.words(&[count_off, k.size_t]);
+    w.func("mod_count", proto);
+    (w.finish(), ids)
+}
+
+fn with_split<T>(f: impl FnOnce(&Btf<'_>, &Ids, &ModIds) -> T) -> T {
+    let (base, k) = mini_kernel();
+    let base_index = index_of(&base);
+    let base_btf = Btf::new(&base, &base_index).expect("Btf::new");
+    let (module, ids) = mini_module(&base, &base_btf, &k);
+    let index = split_index_of(&base_btf, &module);
+    let btf = Btf::new_split(&base_btf, &module, &index).expect("Btf::new_split");
+    f(&btf, &k, &ids)
+}
+
+#[test]
+fn split_lookups_cross_into_the_base() {
+    with_split(|btf, k, ids| {
+        assert!(btf.is_split());
+        assert!(ids.fid > k.dup_first);
+        assert_eq!(
+            btf.func("v9fs_read"),
+            Some(BtfFunc {
+                nr_params: 4,
+                ret_type: k.ssize_t
+            })
+        );
+        assert_eq!(btf.func_param("v9fs_read", 0), Some(("fid", ids.fid_ptr)));
+        assert_eq!(btf.func_param("v9fs_read", 1), Some(("file", k.file_ptr)));
+        // The base's functions, through the split.
+        assert_eq!(btf.func_param("vfs_read", 2), Some(("count", k.size_t)));
+        // The base's kfree, not the module's.
+        assert_eq!(
+            btf.func_param("kfree", 0),
+            Some(("object", k.const_void_ptr))
+        );
+        assert_eq!(btf.func_param("mod_count", 0), Some(("count", k.size_t)));
+        assert_eq!(btf.func("nothing_here"), None);
+        // Types of both blobs by id.
+        assert_eq!(btf.type_info(ids.fid), Some(BtfType::Struct));
+        assert_eq!(
+            btf.type_info(ids.fid_ptr),
+            Some(BtfType::Ptr { target: ids.fid })
+        );
+        assert_eq!(
+            btf.type_info(k.size_t),
+            Some(BtfType::Int {
+                bits: 64,
+                signed: false,
+                offset: 0
+            })
+        );
+        assert_eq!(btf.type_info(btf.nr_types() + 1), None);
+        // Members: module struct, anonymous module union, base struct.
+        let fid = btf.member(ids.fid, "fid").unwrap().unwrap();
+        assert_eq!((fid.bit_offset, fid.ty), (0, k.uint));
+        let filp = btf.member(ids.fid, "filp").unwrap().unwrap();
+        assert_eq!((filp.bit_offset, filp.ty), (64, k.file_ptr));
+        let path = btf.member(ids.fid, "path").unwrap().unwrap();
+        assert_eq!(path.ty, k.path);
+        let ino = btf.member(k.inode, "i_ino").unwrap().unwrap();
+        assert_eq!(ino.bit_offset, 64);
+        assert_eq!(btf.member(ids.fid, "nope"), Ok(None));
+        assert_eq!(btf.member(k.uint, "x"), Err(BtfError));
+        // Tracepoint of the module.
+        assert_eq!(btf.tracepoint("v9fs_event").map(|f| f.nr_params), Some(2));
+        assert_eq!(
+            btf.tracepoint_param("v9fs_event", 1),
+            Some(("fid", ids.fid_ptr))
+        );
+        assert_eq!(
+            btf.tracepoint_param("kfree", 2),
+            Some(("ptr", k.const_void_ptr))
+        );
+    });
+}
+
+#[test]
+fn definitions_with_split_btf() {
+    with_split(|btf, _, _| {
+        let def = |line: &str| parse_with(btf, line).unwrap_or_else(|e| panic!("{line}: {e:?}"));
+        let d = def("f v9fs_read $arg*");
+        assert_eq!(
+            canon_of(&d),
+            "f:fprobes/v9fs_read__entry v9fs_read fid=fid file=file count=count w=w"
+        );
+        // Module struct -> anonymous module union -> base struct -> base
+        // struct.
+        let d = def("f v9fs_read ino=fid->filp->f_inode->i_ino id=fid->fid");
+        assert_eq!(offsets(d.args()[0].program()), [8, 32, 8]);
+        assert_eq!(d.args()[0].fetch_type(), FetchType::U64);
+        assert_eq!(offsets(d.args()[1].program()), [0]);
+        assert_eq!(d.args()[1].fetch_type(), FetchType::U32);
+        // Base pointer parameter, module struct by value inside a module
+        // struct.
+        let d = def("p:kp v9fs_read file->f_mode w->fid.inode->i_mode");
+        assert_eq!(offsets(d.args()[0].program()), [8]);
+        assert_eq!(offsets(d.args()[1].program()), [24, 0]);
+        let d = def("f v9fs_read%return $retval");
+        assert_eq!(
+            fields_of(&d)[2],
+            "s64 arg1;\toffset:24;\tsize:8;\tsigned:1;"
+        );
+        let d = def("t v9fs_event fid->inode");
+        assert_eq!(d.args()[0].program().load, Load::Arg(1));
+        // Base functions still answer through the split.
+        def("f vfs_read file->f_inode->i_ino");
+        let code = |line: &str| parse_with(btf, line).map(|_| ()).unwrap_err().code;
+        assert_eq!(code("f v9fs_read fid->nope"), ErrorCode::NoBtfField);
+        assert_eq!(code("f v9fs_read nope"), ErrorCode::NoBtfarg);
+        // The kernel looks BTF up by the name written: `MOD:SYM` has none.
+        assert_eq!(code("p 9p:v9fs_read fid"), ErrorCode::NoBtfEntry);
+    });
+}
+
+#[test]
+fn corrupt_split_blobs() {
+    let (base, k) = mini_kernel();
+    let base_index = index_of(&base);
+    let base_btf = Btf::new(&base, &base_index).expect("Btf::new");
+    let (module, _) = mini_module(&base, &base_btf, &k);
+    let check = |blob: &[u8]| -> Result<(), BtfBlobError> {
+        let len = index_len_split(&base_btf, blob)?;
+        let mut index = vec![0u32; len];
+        build_index_split(&base_btf, blob, &mut index)?;
+        let btf = Btf::new_split(&base_btf, blob, &index)?;
+        exercise(&btf);
+        let _ = btf.func("v9fs_read");
+        Ok(())
+    };
+    assert_eq!(check(&module), Ok(()));
+    // A split blob's strings need not start with NUL, but must end with one.
+    let mut b = module.clone();
+    let last = b.len() - 1;
+    b[last] = b'x';
+    assert_eq!(check(&b), Err(BtfBlobError::BadStrings));
+    // A name past both string sections.
+    let mut b = module.clone();
+    poke(&mut b, 24, strings_len(&base) + strings_len(&module));
+    assert!(matches!(check(&b), Err(BtfBlobError::BadName { .. })));
+    // Without its base, the module's names are out of range (its strings
+    // lack the leading NUL of a base).
+    assert!(index_len(&module).is_err());
+    // A split blob is no base for another.
+    let index = split_index_of(&base_btf, &module);
+    let split = Btf::new_split(&base_btf, &module, &index).expect("Btf::new_split");
+    assert_eq!(index_len_split(&split, &module), Err(BtfBlobError::BadBase));
+    let mut idx = vec![0u32; index.len()];
+    assert_eq!(
+        build_index_split(&split, &module, &mut idx),
+        Err(BtfBlobError::BadBase)
+    );
+    assert!(matches!(
+        Btf::new_split(&split, &module, &index),
+        Err(BtfBlobError::BadBase)
+    ));
+    // An index of the wrong length.
+    assert_eq!(
+        build_index_split(&base_btf, &module, &mut idx[1..]),
+        Err(BtfBlobError::BadIndex)
+    );
+    // Random damage: refused or answered, never a panic.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut accepted = 0;
+    for _ in 0..1000 {
+        let mut b = module.clone();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() as usize) % b.len();
+            b[at] = next() as u8;
+        }
+        if check(&b).is_ok() {
+            accepted += 1;
+        }
+    }
+    assert!(accepted > 0);
 }

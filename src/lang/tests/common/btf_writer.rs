@@ -54,6 +54,8 @@ pub struct BtfWriter {
     pub types: Vec<u8>,
     pub strings: Vec<u8>,
     next_id: u32,
+    /// Length of the base's string section (split BTF), 0 for a base.
+    str_base: u32,
 }
 
 impl BtfWriter {
@@ -62,6 +64,20 @@ impl BtfWriter {
             types: Vec::new(),
             strings: vec![0],
             next_id: 1,
+            str_base: 0,
+        }
+    }
+
+    /// Split BTF on a base of `base_types` types and a string section of
+    /// `base_str_len` bytes: ids go on after the base's, string offsets
+    /// after its strings, whose offset 0 is "", so the split's own strings
+    /// start with a name.
+    pub fn split(base_types: u32, base_str_len: u32) -> Self {
+        BtfWriter {
+            types: Vec::new(),
+            strings: Vec::new(),
+            next_id: base_types + 1,
+            str_base: base_str_len,
         }
     }
 
@@ -75,7 +91,7 @@ impl BtfWriter {
         if s.is_empty() {
             return 0;
         }
-        let off = self.strings.len() as u32;
+        let off = self.str_base + self.strings.len() as u32;
         self.strings.extend_from_slice(s.as_bytes());
         self.strings.push(0);
         off
@@ -251,6 +267,34 @@ pub fn index_of(blob: &[u8]) -> Vec<u32> {
     let len = dynprobe_lang::btf::index_len(blob).expect("index_len");
     let mut index = vec![0u32; len];
     dynprobe_lang::btf::build_index(blob, &mut index).expect("build_index");
+    index
+}
+
+/// Offset of `s` in the string section of `blob` (made by
+/// [`BtfWriter::finish`]).
+pub fn string_in(blob: &[u8], s: &str) -> Option<u32> {
+    let word = |off: usize| u32::from_le_bytes(blob[off..off + 4].try_into().unwrap()) as usize;
+    let (str_off, str_len) = (24 + word(16), word(20));
+    let strings = &blob[str_off..str_off + str_len];
+    let mut needle = vec![0];
+    needle.extend_from_slice(s.as_bytes());
+    needle.push(0);
+    strings
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|p| p as u32 + 1)
+}
+
+/// The length of `blob`'s string section.
+pub fn strings_len(blob: &[u8]) -> u32 {
+    u32::from_le_bytes(blob[20..24].try_into().unwrap())
+}
+
+/// The index of split blob `blob` on `base`.
+pub fn split_index_of(base: &dynprobe_lang::Btf<'_>, blob: &[u8]) -> Vec<u32> {
+    let len = dynprobe_lang::btf::index_len_split(base, blob).expect("index_len_split");
+    let mut index = vec![0u32; len];
+    dynprobe_lang::btf::build_index_split(base, blob, &mut index).expect("build_index_split");
     index
 }
 
