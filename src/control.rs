@@ -350,7 +350,7 @@ fn command(file: dynprobe_file, line: &[u8]) -> Result {
         Some(d) => d,
         None => new_definition()?,
     };
-    let parsed = lang::parse(control, line, &KernelResolver, &mut def);
+    let parsed = lang::parse(control, line, &KernelResolver::new(), &mut def);
     match parsed {
         Ok(Command::Nothing) => {
             registry.spare = Some(def);

@@ -172,7 +172,7 @@ fn place_of(def: &Definition, symbol: &mut CText<600>) -> Result<b::dynprobe_pla
             // is not loaded the same way, so the address goes there as a
             // symbol of the unnamed module (`:0x...`), which no module
             // load ever matches.
-            (None, Some(a)) if a != 0 && KernelResolver.kprobe_address(a).is_none() => {
+            (None, Some(a)) if a != 0 && KernelResolver::new().kprobe_address(a).is_none() => {
                 write!(symbol, ":0x{:x}", a).map_err(|_| EINVAL)?;
                 symbol.as_c().ok_or(EINVAL)?
             }

@@ -3,13 +3,14 @@
 //! Answers the definition language's questions about the running kernel
 //! (symbols, probe places, BTF) while a line is parsed.
 
+use core::cell::OnceCell;
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use kernel::alloc::KVVec;
 use kernel::prelude::*;
 
-use crate::lang::btf::{build_index, index_len};
+use crate::lang::btf::{build_index, build_index_split, index_len, index_len_split};
 use crate::lang::{Btf, BtfError, BtfFunc, BtfMember, BtfType, Resolver, SymbolCheck};
 use crate::sys::bindings as b;
 
@@ -101,6 +102,100 @@ fn vmlinux_btf() -> Option<Btf<'static>> {
     Btf::new(vb.blob, &vb.index).ok()
 }
 
+/// A module's BTF blob, a copy the kernel made for us.
+struct ModuleBlob {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl ModuleBlob {
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `ptr` is the start of `len` bytes that
+        // `dynprobe_module_btf` allocated and nothing else references;
+        // they live until `drop`.
+        unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl Drop for ModuleBlob {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from `dynprobe_module_btf` and is freed once,
+        // here; no borrow of `bytes()` outlives `self`.
+        unsafe { b::dynprobe_module_btf_free(self.ptr.cast()) };
+    }
+}
+
+/// A module's split BTF and its index on the vmlinux BTF.
+struct ModuleBtf {
+    blob: ModuleBlob,
+    index: KVVec<u32>,
+}
+
+/// Name of the module that holds the kernel address `addr`, NUL
+/// included, from the ` [MOD]` that `sprint_symbol()` adds for module
+/// addresses; `None` for vmlinux and unknown addresses.
+fn module_of(addr: u64) -> Option<([u8; 64], usize)> {
+    let mut text = [0u8; 600];
+    // SAFETY: `text` is writable for its length.
+    let n = unsafe { b::dynprobe_sprint_symbol(text.as_mut_ptr(), text.len(), addr as _, true) };
+    let text = text.get(..n)?;
+    let text = text.strip_suffix(b"]")?;
+    let open = text.iter().rposition(|&c| c == b'[')?;
+    let name = text.get(open + 1..)?;
+    let mut buf = [0u8; 64];
+    // MODULE_NAME_LEN is 56: longer is not a module name.
+    if name.is_empty() || name.len() >= buf.len() || name.contains(&0) {
+        return None;
+    }
+    buf.get_mut(..name.len())?.copy_from_slice(name);
+    Some((buf, name.len()))
+}
+
+/// Reads and indexes the BTF of the module that holds kernel symbol
+/// `symbol`. `None` when the symbol is in no module, or the module has no
+/// BTF (not loaded, a kernel without module BTF), or its blob is refused.
+fn load_module_btf(vm: &Btf<'_>, symbol: &SymbolName) -> Option<ModuleBtf> {
+    // SAFETY: the buffer holds the name followed by a NUL.
+    let addr = unsafe { b::dynprobe_lookup_symbol(symbol.0.as_ptr()) };
+    if addr == 0 {
+        return None;
+    }
+    let (module, _) = module_of(addr as u64)?;
+    let mut len = 0usize;
+    // SAFETY: `module` is NUL-terminated; `len` is a valid place to write.
+    let ptr = unsafe { b::dynprobe_module_btf(module.as_ptr(), &mut len) };
+    if ptr.is_null() {
+        return None;
+    }
+    let blob = ModuleBlob {
+        ptr: ptr.cast(),
+        len,
+    };
+    let built = index_len_split(vm, blob.bytes())
+        .map_err(Some)
+        .and_then(|n| {
+            let mut index = KVVec::from_elem(0u32, n, GFP_KERNEL).map_err(|_| None)?;
+            build_index_split(vm, blob.bytes(), &mut index).map_err(Some)?;
+            Ok(index)
+        });
+    match built {
+        Ok(index) => Some(ModuleBtf { blob, index }),
+        Err(e) => {
+            let name = module
+                .iter()
+                .position(|&c| c == 0)
+                .and_then(|n| module.get(..n))
+                .and_then(|n| core::str::from_utf8(n).ok())
+                .unwrap_or("?");
+            match e {
+                Some(e) => pr_warn!("BTF of module {} refused ({:?})\n", name, e),
+                None => pr_warn!("no memory for the BTF index of module {}\n", name),
+            }
+            None
+        }
+    }
+}
+
 /// Does the function at `addr` start with an ENDBR, past which the
 /// kprobes core places a probe at its entry (`arch_adjust_kprobe_addr()`,
 /// `__is_endbr()`: ENDBR64, ENDBR32 or the poison sealed functions get)?
@@ -117,8 +212,24 @@ fn starts_with_endbr(addr: u64) -> bool {
     insn == 0xd640_1f0f || insn & !0x0100_0000 == 0xfa1e_0ff3
 }
 
-/// Resolves through kallsyms.
-pub(crate) struct KernelResolver;
+/// Resolves through kallsyms, and answers BTF questions from the vmlinux
+/// BTF and, for a function or tracepoint that is not in it, from the BTF
+/// of the module that holds it, as the kernel's `bpf_find_btf_id()`
+/// searches vmlinux and then the modules' BTF.
+///
+/// A module's BTF is read when a definition asks for it and dropped with
+/// the resolver, after that one line is parsed: nothing is kept that a
+/// module unload would have to invalidate (the kernel frees a module's
+/// BTF when it goes), and a definition on a module function is rare enough
+/// that reading the blob again (a copy through sysfs, then an index of
+/// some thousand types) costs little. One line names one function, so one
+/// module is held at a time.
+#[derive(Default)]
+pub(crate) struct KernelResolver {
+    /// The BTF of the module of the function the line names, once asked
+    /// for (`None` inside: no such BTF).
+    module: OnceCell<Option<ModuleBtf>>,
+}
 
 /// A symbol name as a C string (KSYM_NAME_LEN is 512: longer names
 /// cannot exist).
@@ -133,9 +244,64 @@ impl SymbolName {
         buf.get_mut(..name.len())?.copy_from_slice(name.as_bytes());
         Some(SymbolName(buf))
     }
+
+    fn with_prefix(prefix: &str, name: &str) -> Option<Self> {
+        let mut buf = [0u8; 520];
+        let len = prefix.len().checked_add(name.len())?;
+        if len >= buf.len() || name.as_bytes().contains(&0) {
+            return None;
+        }
+        buf.get_mut(..prefix.len())?
+            .copy_from_slice(prefix.as_bytes());
+        buf.get_mut(prefix.len()..len)?
+            .copy_from_slice(name.as_bytes());
+        Some(SymbolName(buf))
+    }
 }
 
 impl KernelResolver {
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    /// The BTF that answers for function (or, with `tracepoint`, the
+    /// probe stub of tracepoint) `name`: vmlinux's when it has it, else
+    /// that of the module holding the symbol, on vmlinux's. A `MOD:SYM`
+    /// name is in no BTF: the kernel looks BTF up by the name as written.
+    fn btf_for(&self, name: &str, tracepoint: bool) -> Option<Btf<'_>> {
+        let vm = vmlinux_btf()?;
+        let found = if tracepoint {
+            vm.tracepoint(name).is_some()
+        } else {
+            vm.func(name).is_some()
+        };
+        if found || name.contains(':') {
+            return Some(vm);
+        }
+        let module = self.module.get_or_init(|| {
+            let symbol = if tracepoint {
+                SymbolName::with_prefix("__probestub_", name)
+            } else {
+                SymbolName::new(name)
+            };
+            load_module_btf(&vm, &symbol?)
+        });
+        match module {
+            Some(m) => Btf::new_split(&vm, m.blob.bytes(), &m.index).ok(),
+            None => Some(vm),
+        }
+    }
+
+    /// The BTF type ids refer to: the module's, once one was read (its ids
+    /// go on from vmlinux's), else vmlinux's.
+    fn btf_of_ids(&self) -> Option<Btf<'_>> {
+        let vm = vmlinux_btf()?;
+        match self.module.get() {
+            Some(Some(m)) => Btf::new_split(&vm, m.blob.bytes(), &m.index).ok(),
+            _ => Some(vm),
+        }
+    }
+
     fn lookup(name: &str) -> Option<u64> {
         let name = SymbolName::new(name)?;
         // SAFETY: the buffer holds the name followed by a NUL.
@@ -144,31 +310,29 @@ impl KernelResolver {
     }
 }
 
-/// BTF questions are answered from vmlinux only: functions in modules
-/// (module BTF) have no BTF here.
 impl Resolver for KernelResolver {
     fn btf_func(&self, func: &str) -> Option<BtfFunc> {
-        vmlinux_btf()?.func(func)
+        self.btf_for(func, false)?.func(func)
     }
 
     fn btf_param(&self, func: &str, idx: u32) -> Option<(&str, u32)> {
-        vmlinux_btf()?.func_param(func, idx)
+        self.btf_for(func, false)?.func_param(func, idx)
     }
 
     fn btf_tracepoint(&self, name: &str) -> Option<BtfFunc> {
-        vmlinux_btf()?.tracepoint(name)
+        self.btf_for(name, true)?.tracepoint(name)
     }
 
     fn btf_tracepoint_param(&self, name: &str, idx: u32) -> Option<(&str, u32)> {
-        vmlinux_btf()?.tracepoint_param(name, idx)
+        self.btf_for(name, true)?.tracepoint_param(name, idx)
     }
 
     fn btf_type(&self, id: u32) -> Option<BtfType> {
-        vmlinux_btf()?.type_info(id)
+        self.btf_of_ids()?.type_info(id)
     }
 
     fn btf_member(&self, id: u32, name: &str) -> Result<Option<BtfMember>, BtfError> {
-        vmlinux_btf().ok_or(BtfError)?.member(id, name)
+        self.btf_of_ids().ok_or(BtfError)?.member(id, name)
     }
 
     fn dentry_name_offset(&self) -> u64 {

@@ -36,6 +36,13 @@ unsigned int dynprobe_count_symbols(const char *module, const char *name,
 				    bool *module_loaded);
 /* The vmlinux BTF (bytes [return, return + *len)), or NULL without one. */
 const u8 *dynprobe_vmlinux_btf(size_t *len);
+/*
+ * A copy of the BTF of loaded module @module (bytes [return, return +
+ * *len)), to be freed with dynprobe_module_btf_free(); NULL when the module
+ * is not loaded, has no BTF or the kernel has no module BTF. Sleeps.
+ */
+void *dynprobe_module_btf(const char *module, size_t *len);
+void dynprobe_module_btf_free(void *blob);
 
 /*
  * Implemented in Rust, called from the file operations.

@@ -39,16 +39,28 @@ void dynprobe_current_comm(u8 *dst, size_t len)
 }
 NOKPROBE_SYMBOL(dynprobe_current_comm);
 
+/*
+ * As the tracing core prints a symbol (trace_seq_print_sym()): with the
+ * offset, sprint_symbol()'s "SYM+0xOFF/0xSIZE [MOD]"; without, only the
+ * name, as kallsyms_lookup() gives it (unexported): the " [MOD]" that
+ * sprint_symbol_no_offset() adds for module symbols is cut off.
+ */
 size_t dynprobe_sprint_symbol(u8 *buf, size_t len, unsigned long addr,
 			      bool with_offset)
 {
 	char tmp[KSYM_SYMBOL_LEN];
 	size_t n;
 
-	if (with_offset)
+	if (with_offset) {
 		sprint_symbol(tmp, addr);
-	else
+	} else {
+		char *mod;
+
 		sprint_symbol_no_offset(tmp, addr);
+		mod = strrchr(tmp, ' ');
+		if (mod && mod[1] == '[')
+			*mod = '\0';
+	}
 	n = strnlen(tmp, sizeof(tmp));
 	n = min(n, len);
 	memcpy(buf, tmp, n);
