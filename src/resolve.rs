@@ -11,7 +11,7 @@ use kernel::alloc::KVVec;
 use kernel::prelude::*;
 
 use crate::lang::btf::{build_index, build_index_split, index_len, index_len_split};
-use crate::lang::{Btf, BtfError, BtfFunc, BtfMember, BtfType, Resolver, SymbolCheck};
+use crate::lang::{Btf, BtfError, BtfFunc, BtfMember, BtfType, FuncEntry, Resolver, SymbolCheck};
 use crate::sys::bindings as b;
 
 /// The vmlinux BTF and the index that makes lookups in it cheap.
@@ -245,6 +245,21 @@ impl SymbolName {
         Some(SymbolName(buf))
     }
 
+    /// `MOD:SYM`, as kallsyms takes it.
+    fn qualified(module: &str, name: &str) -> Option<Self> {
+        let mut buf = [0u8; 520];
+        let colon = module.len();
+        let len = colon.checked_add(1)?.checked_add(name.len())?;
+        if len >= buf.len() || module.as_bytes().contains(&0) || name.as_bytes().contains(&0) {
+            return None;
+        }
+        buf.get_mut(..colon)?.copy_from_slice(module.as_bytes());
+        *buf.get_mut(colon)? = b':';
+        buf.get_mut(colon + 1..len)?
+            .copy_from_slice(name.as_bytes());
+        Some(SymbolName(buf))
+    }
+
     fn with_prefix(prefix: &str, name: &str) -> Option<Self> {
         let mut buf = [0u8; 520];
         let len = prefix.len().checked_add(name.len())?;
@@ -366,6 +381,28 @@ impl Resolver for KernelResolver {
 
     fn symbol_address(&self, name: &str) -> Option<u64> {
         Self::lookup(name)
+    }
+
+    /// `kprobe_on_func_entry()` fails with `ENOENT` for a `MOD:SYM` that
+    /// kallsyms does not know (its module is not loaded): the kernel then
+    /// defers the check to registration, and the probe is not taken for a
+    /// function entry (so BTF arguments are refused with
+    /// `NOSUP_BTFARG`). Known places keep the default.
+    fn func_entry(&self, module: Option<&str>, symbol: &str, offset: u64) -> FuncEntry {
+        if let Some(m) = module {
+            let known = SymbolName::qualified(m, symbol).is_some_and(|name| {
+                // SAFETY: the buffer holds the name followed by a NUL.
+                unsafe { b::dynprobe_lookup_symbol(name.0.as_ptr()) != 0 }
+            });
+            if !known {
+                return FuncEntry::Unknown;
+            }
+        }
+        if offset == 0 {
+            FuncEntry::Entry
+        } else {
+            FuncEntry::NotEntry
+        }
     }
 
     fn default_maxactive(&self) -> u32 {
