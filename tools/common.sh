@@ -107,3 +107,12 @@ time_results() {
 		fi
 	done
 }
+
+# Set-up steps fill a cache that every clone and worktree on the machine
+# shares: one run of a step at a time; a second waits, then finds the
+# work done and leaves it alone.
+setup_lock() { # step name
+	mkdir -p "$DYNPROBE_CACHE/locks"
+	exec 9>"$DYNPROBE_CACHE/locks/$1.lock"
+	flock 9
+}
