@@ -8,27 +8,28 @@ use core::fmt::Write;
 
 use kernel::alloc::KVBox;
 use kernel::prelude::*;
-use kernel::sync::global_lock;
+use kernel::sync::{global_lock, Arc};
 
-use crate::event::{new_definition, Event, EventsLock, VecWriter};
+use crate::event::{compile, new_definition, CompiledDef, Event, EventsLock, VecWriter};
 use crate::lang::{self, Command, Control, Definition, ParseError, ProbeKind};
 use crate::readme::README;
 use crate::resolve::{self, KernelResolver};
 use crate::sys::{self, bindings as b, dynprobe_file, dynprobe_text};
 
-/// Every definition, in creation order, and a spare definition to parse
-/// into. One lock serialises all changes: they are rare next to the
-/// tracing they set up, and probe handlers never take it.
+/// Every definition, in creation order, and the workspace lines are
+/// parsed into (allocated once, for the largest legal line). One lock
+/// serialises all changes: they are rare next to the tracing they set up,
+/// and probe handlers never take it.
 struct Registry {
     events: KVec<Event>,
-    spare: Option<KVBox<Definition>>,
+    workspace: Option<KVBox<Definition>>,
 }
 
 impl Registry {
     const fn new() -> Self {
         Registry {
             events: KVec::new(),
-            spare: None,
+            workspace: None,
         }
     }
 }
@@ -52,7 +53,7 @@ pub(crate) fn exit() {
     while registry.events.pop().is_some() {}
     // A static is never dropped: its buffers are freed here or never.
     registry.events = KVec::new();
-    registry.spare = None;
+    registry.workspace = None;
 }
 
 /// Which definitions a control file lists, clears and may remove.
@@ -312,32 +313,28 @@ fn same_family(a: ProbeKind, b: ProbeKind) -> bool {
 
 /// A definition for an event that exists: appended as another probe of it
 /// when the kernel would, refused as the kernel would otherwise.
-fn append(ev: &mut Event, def: KVBox<Definition>, line: &[u8]) -> core::result::Result<(), (Option<KVBox<Definition>>, Error)> {
+fn append(ev: &mut Event, def: Arc<CompiledDef>, line: &[u8]) -> Result {
     let first = ev.def();
-    if !same_family(first.kind(), def.kind()) || def.kind().is_function_event() {
-        let e = kernel_error(def.kind(), line, lang::ErrorCode::EventExist, 0, EEXIST);
-        return Err((Some(def), e));
+    let new = def.view();
+    let kind = new.kind();
+    if !same_family(first.kind(), kind) || kind.is_function_event() {
+        return Err(kernel_error(kind, line, lang::ErrorCode::EventExist, 0, EEXIST));
     }
     // Entry, exit and tracepoint probes do not mix in one event.
-    if first.is_return() != def.is_return()
-        || (first.kind() == ProbeKind::Tracepoint) != (def.kind() == ProbeKind::Tracepoint)
+    if first.is_return() != new.is_return()
+        || (first.kind() == ProbeKind::Tracepoint) != (kind == ProbeKind::Tracepoint)
     {
-        let e = kernel_error(def.kind(), line, lang::ErrorCode::DiffProbeType, 0, EEXIST);
-        return Err((Some(def), e));
+        return Err(kernel_error(kind, line, lang::ErrorCode::DiffProbeType, 0, EEXIST));
     }
-    let diff = first.compare_arg_types(&def);
+    let diff = first.compare_arg_types(&new);
     if diff != 0 {
         // The kernel counts arguments from word 2 of the line.
-        let e = kernel_error(def.kind(), line, lang::ErrorCode::DiffArgType, diff + 1, EEXIST);
-        return Err((Some(def), e));
+        return Err(kernel_error(kind, line, lang::ErrorCode::DiffArgType, diff + 1, EEXIST));
     }
-    if ev.defs().any(|d| d.same_as(&def)) {
-        let e = kernel_error(def.kind(), line, lang::ErrorCode::SameProbe, 0, EEXIST);
-        return Err((Some(def), e));
+    if ev.defs().any(|d| d.same_as(&new)) {
+        return Err(kernel_error(kind, line, lang::ErrorCode::SameProbe, 0, EEXIST));
     }
-    let kind = def.kind();
-    ev.add_probe(def)
-        .map_err(|e| (None, registration_error(kind, line, e)))
+    ev.add_probe(def).map_err(|e| registration_error(kind, line, e))
 }
 
 fn command(file: dynprobe_file, line: &[u8]) -> Result {
@@ -346,58 +343,48 @@ fn command(file: dynprobe_file, line: &[u8]) -> Result {
     };
     let mut registry = REGISTRY.lock();
     resolve::btf_init();
-    let mut def = match registry.spare.take() {
+    let mut def = match registry.workspace.take() {
         Some(d) => d,
         None => new_definition()?,
     };
     let parsed = lang::parse(control, line, &KernelResolver::new(), &mut def);
-    match parsed {
-        Ok(Command::Nothing) => {
-            registry.spare = Some(def);
+    let ret = match parsed {
+        Ok(Command::Nothing) => Ok(()),
+        Ok(Command::Remove {
+            group, event, args, ..
+        }) => remove(file, &mut registry, group, event, args),
+        // Frozen into its own allocation, so that the workspace can take
+        // the next line.
+        Ok(Command::Define) => compile(&def).and_then(|c| define(&mut registry, c, line)),
+        Err(ref e) => Err(reject(e, line)),
+    };
+    registry.workspace = Some(def);
+    ret
+}
+
+/// A new definition: a probe of its event if the event exists, else a
+/// new event.
+fn define(registry: &mut Registry, def: Arc<CompiledDef>, line: &[u8]) -> Result {
+    let view = def.view();
+    let kind = view.kind();
+    let existing = registry
+        .events
+        .iter()
+        .position(|e| e.def().group() == view.group() && e.def().event() == view.event());
+    if let Some(i) = existing {
+        return append(&mut registry.events[i], def, line);
+    }
+    registry.events.reserve(1, GFP_KERNEL)?;
+    match Event::create(def) {
+        Ok(ev) => {
+            registry.events.push(ev, GFP_KERNEL)?;
             Ok(())
         }
-        Ok(Command::Remove {
-            group,
-            event,
-            args,
-            kprobes_only: _,
-        }) => {
-            let ret = remove(file, &mut registry, group, event, args);
-            registry.spare = Some(def);
-            ret
+        Err(e) if e == EEXIST => {
+            // Taken by an event that is not dynprobe's.
+            Err(kernel_error(kind, line, lang::ErrorCode::EventExist, 0, EEXIST))
         }
-        Ok(Command::Define) => {
-            let existing = registry
-                .events
-                .iter()
-                .position(|e| e.def().group() == def.group() && e.def().event() == def.event());
-            if let Some(i) = existing {
-                return match append(&mut registry.events[i], def, line) {
-                    Ok(()) => Ok(()),
-                    Err((spare, e)) => {
-                        registry.spare = spare;
-                        Err(e)
-                    }
-                };
-            }
-            registry.events.reserve(1, GFP_KERNEL)?;
-            let kind = def.kind();
-            match Event::create(def) {
-                Ok(ev) => {
-                    registry.events.push(ev, GFP_KERNEL)?;
-                    Ok(())
-                }
-                Err(e) if e == EEXIST => {
-                    // Taken by an event that is not dynprobe's.
-                    Err(kernel_error(kind, line, lang::ErrorCode::EventExist, 0, EEXIST))
-                }
-                Err(e) => Err(registration_error(kind, line, e)),
-            }
-        }
-        Err(e) => {
-            registry.spare = Some(def);
-            Err(reject(&e, line))
-        }
+        Err(e) => Err(registration_error(kind, line, e)),
     }
 }
 

@@ -7,17 +7,21 @@
 
 use core::ffi::c_void;
 use core::fmt::{self, Write};
+use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
 
 use kernel::alloc::KVBox;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 use crate::fetch::{KernelMemory, KernelRegs};
-use crate::lang::{Definition, HeaderIps, ProbeKind, Resolver, Symbolizer};
+use crate::lang::{
+    Compiled, DefView, Definition, HeaderIps, ProbeArg, ProbeKind, Resolver, Storage, Symbolizer,
+};
 use crate::resolve::KernelResolver;
 use crate::sys::bindings as b;
 
-/// An empty definition to copy from: a `Definition` is tens of KiB, too
+/// An empty definition to copy from: a `Definition` is 44 KiB, too
 /// big to build on a kernel stack.
 static EMPTY_DEFINITION: Definition = Definition::new();
 
@@ -33,24 +37,81 @@ pub(crate) fn new_definition() -> Result<KVBox<Definition>> {
     }
 }
 
-/// What the C side keeps a pointer to: the definition, and the text of its
-/// format fields (the tracing core keeps pointers to type and name, so
+/// A compiled definition's variable-length parts in kernel memory, each
+/// allocated to its exact size.
+pub(crate) struct KernelStorage {
+    args: KVec<ProbeArg>,
+    entry_args: KVec<u16>,
+    /// Only ever filled by [`compile`], from whole `&str` pieces.
+    text: KVec<u8>,
+}
+
+impl Storage for KernelStorage {
+    fn args(&self) -> &[ProbeArg] {
+        &self.args
+    }
+
+    fn entry_args(&self) -> &[u16] {
+        &self.entry_args
+    }
+
+    fn text(&self) -> &str {
+        // SAFETY: `text` is private to this type and only `compile` fills
+        // it, by appending whole `&str`s (`VecWriter`), so it is UTF-8.
+        // Checking it here instead would cost every probe hit a scan.
+        unsafe { core::str::from_utf8_unchecked(&self.text) }
+    }
+}
+
+/// A definition as a probe keeps it: sized to its line, shared between the
+/// probe and (for the first probe) the event's shape.
+pub(crate) type CompiledDef = Compiled<KernelStorage>;
+
+/// Freezes what the parser left in `def` into a compiled definition of its
+/// own size; the workspace can take the next line.
+pub(crate) fn compile(def: &Definition) -> Result<Arc<CompiledDef>> {
+    let sizes = def.frozen_sizes();
+    let mut args = KVec::with_capacity(sizes.args, GFP_KERNEL)?;
+    args.extend_from_slice(def.args(), GFP_KERNEL)?;
+    let mut entry_args = KVec::with_capacity(sizes.entry_args, GFP_KERNEL)?;
+    entry_args.extend_from_slice(def.entry_args(), GFP_KERNEL)?;
+    let mut text = KVec::with_capacity(sizes.text, GFP_KERNEL)?;
+    def.write_frozen_text(&mut VecWriter(&mut text))
+        .map_err(|_| ENOMEM)?;
+    let storage = KernelStorage {
+        args,
+        entry_args,
+        text,
+    };
+    let compiled = def.freeze(storage).ok_or(EINVAL)?;
+    Ok(Arc::new(compiled, GFP_KERNEL)?)
+}
+
+/// What the C event keeps a pointer to: the definition its fields, print
+/// fmt and `cat trace` text come from (its first probe's), and the text of
+/// its format fields (the tracing core keeps pointers to type and name, so
 /// they live as long as the event).
-pub(crate) struct EventData {
-    def: KVBox<Definition>,
-    /// `type\0name\0` for each field, in `Definition::fields()` order.
+pub(crate) struct Shape {
+    def: Arc<CompiledDef>,
+    /// `type\0name\0` for each field, in `DefView::fields()` order.
     field_text: KVec<u8>,
 }
 
-/// A live event: the trace event and the probes that feed it, each with
-/// its definition.
+/// One probe feeding an event, and the definition its handler runs (the
+/// C probe keeps a pointer to it).
+struct Probe {
+    handle: NonNull<b::dynprobe_probe>,
+    def: Arc<CompiledDef>,
+}
+
+/// A live event: the trace event and the probes that feed it.
 pub(crate) struct Event {
     handle: NonNull<b::dynprobe_event>,
-    /// Every definition ever attached, kept until the event is gone: the
-    /// event's fields point into the first one's text.
-    defs: KVec<KBox<EventData>>,
-    /// Live probes and the index of their definition in `defs`.
-    probes: KVec<(NonNull<b::dynprobe_probe>, usize)>,
+    /// Dropped by hand: leaked with the event if it cannot be removed.
+    shape: ManuallyDrop<KBox<Shape>>,
+    /// Live probes, in listing order. A removed probe's definition is
+    /// freed once its handlers are done (the shape keeps the first one).
+    probes: KVec<Probe>,
     state: State,
 }
 
@@ -135,21 +196,21 @@ impl Write for VecWriter<'_> {
     }
 }
 
-fn new_event_data(def: KVBox<Definition>) -> Result<KBox<EventData>> {
+fn new_shape(def: Arc<CompiledDef>) -> Result<KBox<Shape>> {
     let mut field_text = KVec::new();
-    for field in def.fields() {
+    for field in def.view().fields() {
         let mut w = VecWriter(&mut field_text);
         field.write_type(&mut w).map_err(|_| ENOMEM)?;
         w.0.push(0, GFP_KERNEL)?;
         w.0.extend_from_slice(field.name.as_bytes(), GFP_KERNEL)?;
         w.0.push(0, GFP_KERNEL)?;
     }
-    Ok(KBox::new(EventData { def, field_text }, GFP_KERNEL)?)
+    Ok(KBox::new(Shape { def, field_text }, GFP_KERNEL)?)
 }
 
 /// Where a definition's probe goes, as the C side wants it. `symbol`
 /// receives the NUL-terminated symbol text the place points to.
-fn place_of(def: &Definition, symbol: &mut CText<600>) -> Result<b::dynprobe_place> {
+fn place_of(def: DefView<'_>, symbol: &mut CText<600>) -> Result<b::dynprobe_place> {
     Ok(b::dynprobe_place {
         kind: match def.kind() {
             ProbeKind::Kprobe => b::dynprobe_probe_kind_DYNPROBE_KPROBE,
@@ -187,35 +248,34 @@ fn place_of(def: &Definition, symbol: &mut CText<600>) -> Result<b::dynprobe_pla
 
 impl Event {
     /// Creates the trace event and its first (disabled) probe for `def`.
-    pub(crate) fn create(def: KVBox<Definition>) -> Result<Self> {
-        let data = new_event_data(def)?;
-        let def = &*data.def;
+    pub(crate) fn create(def: Arc<CompiledDef>) -> Result<Self> {
+        let shape = new_shape(def.clone())?;
+        let view = def.view();
         let mut print_fmt = KVec::new();
-        def.print_fmt(&mut VecWriter(&mut print_fmt))
+        view.print_fmt(&mut VecWriter(&mut print_fmt))
             .map_err(|_| ENOMEM)?;
         print_fmt.push(0, GFP_KERNEL)?;
         let mut group = CText::<80>::new();
         let mut name = CText::<80>::new();
         let mut symbol = CText::<600>::new();
-        group.write_str(def.group()).map_err(|_| EINVAL)?;
-        name.write_str(def.event()).map_err(|_| EINVAL)?;
-        let place = place_of(def, &mut symbol)?;
-        let mut defs = KVec::new();
-        let mut probes = KVec::new();
-        defs.reserve(1, GFP_KERNEL)?;
-        probes.reserve(1, GFP_KERNEL)?;
+        group.write_str(view.group()).map_err(|_| EINVAL)?;
+        name.write_str(view.event()).map_err(|_| EINVAL)?;
+        let place = place_of(view, &mut symbol)?;
+        let mut probes = KVec::with_capacity(1, GFP_KERNEL)?;
         let mut first = core::ptr::null_mut();
         let mut err = 0;
         // SAFETY: all strings are NUL-terminated and live across the call
-        // (the C side copies them); `data` is a stable heap address that
-        // outlives the C event, which `remove` destroys first.
+        // (the C side copies them); `shape` and `def` are stable heap
+        // addresses that outlive the C event and probe, which `remove`
+        // destroys first.
         let handle = unsafe {
             b::dynprobe_event_create(
                 group.as_c().ok_or(EINVAL)?,
                 name.as_c().ok_or(EINVAL)?,
                 print_fmt.as_ptr(),
                 &place,
-                (&*data as *const EventData).cast(),
+                (&*shape as *const Shape).cast(),
+                (&*def as *const CompiledDef).cast(),
                 &mut first,
                 &mut err,
             )
@@ -223,50 +283,44 @@ impl Event {
         let (Some(handle), Some(first)) = (NonNull::new(handle), NonNull::new(first)) else {
             return Err(Error::from_errno(err));
         };
-        defs.push(data, GFP_KERNEL)?;
-        probes.push((first, 0), GFP_KERNEL)?;
+        probes.push(Probe { handle: first, def }, GFP_KERNEL)?;
         Ok(Event {
             handle,
-            defs,
+            shape: ManuallyDrop::new(shape),
             probes,
             state: State::Live,
         })
     }
 
     /// Adds a probe for `def` (same event, same argument types).
-    pub(crate) fn add_probe(&mut self, def: KVBox<Definition>) -> Result {
-        let data = new_event_data(def)?;
+    pub(crate) fn add_probe(&mut self, def: Arc<CompiledDef>) -> Result {
         let mut symbol = CText::<600>::new();
-        let place = place_of(&data.def, &mut symbol)?;
-        self.defs.reserve(1, GFP_KERNEL)?;
+        let place = place_of(def.view(), &mut symbol)?;
         self.probes.reserve(1, GFP_KERNEL)?;
         let mut err = 0;
         // SAFETY: `handle` is live; `place` and its symbol live across the
-        // call; `data` outlives the probe (kept in `defs`).
+        // call; `def` outlives the probe (kept beside it in `probes`).
         let probe = unsafe {
             b::dynprobe_probe_add(
                 self.handle.as_ptr(),
                 &place,
-                (&*data as *const EventData).cast(),
+                (&*def as *const CompiledDef).cast(),
                 &mut err,
             )
         };
-        let probe = NonNull::new(probe).ok_or_else(|| Error::from_errno(err))?;
-        self.defs.push(data, GFP_KERNEL)?;
-        self.probes.push((probe, self.defs.len() - 1), GFP_KERNEL)?;
+        let handle = NonNull::new(probe).ok_or_else(|| Error::from_errno(err))?;
+        self.probes.push(Probe { handle, def }, GFP_KERNEL)?;
         Ok(())
     }
 
     /// The definitions of the live probes, first one first.
-    pub(crate) fn defs(&self) -> impl Iterator<Item = &Definition> + '_ {
-        self.probes
-            .iter()
-            .filter_map(|&(_, i)| self.defs.get(i).map(|d| &*d.def))
+    pub(crate) fn defs(&self) -> impl Iterator<Item = DefView<'_>> + '_ {
+        self.probes.iter().map(|p| p.def.view())
     }
 
-    /// The first definition: the event's names, fields and format.
-    pub(crate) fn def(&self) -> &Definition {
-        self.defs().next().unwrap_or(&EMPTY_DEFINITION)
+    /// The event's own definition: its names, fields and format.
+    pub(crate) fn def(&self) -> DefView<'_> {
+        self.shape.def.view()
     }
 
     /// Enabled somewhere, or referenced (perf, hist triggers).
@@ -277,10 +331,10 @@ impl Event {
 
     /// Hits and misses of each live probe, in listing order.
     pub(crate) fn counts(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.probes.iter().map(|&(probe, _)| {
+        self.probes.iter().map(|probe| {
             let (mut hits, mut misses) = (0u64, 0u64);
             // SAFETY: `probe` is live; the out pointers are valid.
-            unsafe { b::dynprobe_probe_counts(probe.as_ptr(), &mut hits, &mut misses) };
+            unsafe { b::dynprobe_probe_counts(probe.handle.as_ptr(), &mut hits, &mut misses) };
             (hits, misses)
         })
     }
@@ -290,11 +344,13 @@ impl Event {
         self.probes.len()
     }
 
-    /// Removes the probe at listing position `i` (not the last one).
+    /// Removes the probe at listing position `i` (not the last one) and
+    /// frees its definition unless the event's shape still uses it.
     pub(crate) fn remove_probe(&mut self, i: usize) -> Result {
-        let &(probe, _) = self.probes.get(i).ok_or(EINVAL)?;
+        let probe = self.probes.get(i).ok_or(EINVAL)?.handle;
         // SAFETY: both handles are live and owned by `self`; on success
-        // the probe is freed and dropped from `probes` below.
+        // no handler of the probe runs any more and it is freed, so its
+        // definition may go with it below.
         let ret = unsafe { b::dynprobe_probe_remove(self.handle.as_ptr(), probe.as_ptr()) };
         if ret != 0 {
             return Err(Error::from_errno(ret));
@@ -351,29 +407,47 @@ impl Drop for Event {
     fn drop(&mut self) {
         if self.remove().is_err() {
             pr_err!("event {} still referenced; leaking it\n", self.def().event());
-            core::mem::forget(core::mem::replace(&mut self.defs, KVec::new()));
+            core::mem::forget(core::mem::replace(&mut self.probes, KVec::new()));
+            // The shape stays (`ManuallyDrop`) where the C event points.
+            return;
         }
+        // SAFETY: the C event is freed (`remove` succeeded), so nothing
+        // points to the shape any more, and it is not used after this.
+        unsafe { ManuallyDrop::drop(&mut self.shape) };
     }
 }
 
-/// Safety-checked access to the `EventData` behind a C pointer.
+/// The definition behind a probe's C pointer.
 ///
 /// # Safety
 ///
-/// `data` must be the pointer given to `dynprobe_event_create` for a live
-/// event.
-unsafe fn event_data<'a>(data: *const c_void) -> &'a EventData {
-    // SAFETY: per the function's contract.
-    unsafe { &*data.cast::<EventData>() }
+/// `def` must be the definition pointer given to `dynprobe_event_create`
+/// or `dynprobe_probe_add` for a probe that is not torn down yet.
+unsafe fn probe_def<'a>(def: *const c_void) -> &'a CompiledDef {
+    // SAFETY: per the function's contract, `Event` keeps the `Arc` that
+    // owns it until the probe is torn down.
+    unsafe { &*def.cast::<CompiledDef>() }
+}
+
+/// The shape behind an event's C pointer.
+///
+/// # Safety
+///
+/// `shape` must be the shape pointer given to `dynprobe_event_create` for
+/// an event that is not freed yet.
+unsafe fn event_shape<'a>(shape: *const c_void) -> &'a Shape {
+    // SAFETY: per the function's contract, `Event` keeps the box until the
+    // C event is freed.
+    unsafe { &*shape.cast::<Shape>() }
 }
 
 /// Fetches one record (called from the probe handlers).
 ///
 /// # Safety
 ///
-/// `def` is a live event's data, `regs` the hit's registers, `entry_data`
-/// null or the return probe's saved entry words, `buf` valid for `cap`
-/// bytes.
+/// `def` is a live probe's definition, `regs` the hit's registers,
+/// `entry_data` null or the return probe's saved entry words, `buf` valid
+/// for `cap` bytes.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn dynprobe_rs_record(
     def: *const c_void,
@@ -385,8 +459,7 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_record(
     ip2: kernel::ffi::c_ulong,
 ) -> usize {
     // SAFETY: per the function's contract.
-    let data = unsafe { event_data(def) };
-    let def = &*data.def;
+    let def = unsafe { probe_def(def) }.view();
     // SAFETY: per the function's contract.
     let regs = unsafe { KernelRegs::new(regs, entry_data, def.entry_args().len()) };
     // SAFETY: `buf` is valid for `cap` bytes and used by nothing else
@@ -403,7 +476,7 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_record(
 ///
 /// # Safety
 ///
-/// `def` is a live event's data, `regs` the hit's registers and
+/// `def` is a live probe's definition, `regs` the hit's registers and
 /// `entry_data` valid for `entry_args().len()` words.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn dynprobe_rs_store_entry(
@@ -412,7 +485,7 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_store_entry(
     entry_data: *mut kernel::ffi::c_ulong,
 ) {
     // SAFETY: per the function's contract.
-    let def = &*unsafe { event_data(def) }.def;
+    let def = unsafe { probe_def(def) }.view();
     // SAFETY: per the function's contract.
     let kregs = unsafe { KernelRegs::new(regs, core::ptr::null(), 0) };
     for (slot, &param) in def.entry_args().iter().enumerate() {
@@ -426,16 +499,16 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_store_entry(
 ///
 /// # Safety
 ///
-/// `def` is a live event's data and `call` its trace event.
+/// `shape` is a live event's shape and `call` its trace event.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn dynprobe_rs_define_fields(
-    def: *const c_void,
+    shape: *const c_void,
     call: *mut b::trace_event_call,
 ) -> kernel::ffi::c_int {
     // SAFETY: per the function's contract.
-    let data = unsafe { event_data(def) };
-    let mut text = data.field_text.as_slice();
-    for field in data.def.fields() {
+    let shape = unsafe { event_shape(shape) };
+    let mut text = shape.field_text.as_slice();
+    for field in shape.def.view().fields() {
         let type_len = text.iter().position(|&c| c == 0).unwrap_or(text.len());
         let type_ptr = text.as_ptr();
         text = text.get(type_len + 1..).unwrap_or(&[]);
@@ -508,20 +581,20 @@ impl Symbolizer for KernelSymbols {
 ///
 /// # Safety
 ///
-/// `def` is a live event's data, `seq` the iterator's seq and `entry`
+/// `shape` is a live event's shape, `seq` the iterator's seq and `entry`
 /// valid for `len` bytes.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn dynprobe_rs_print(
-    def: *const c_void,
+    shape: *const c_void,
     seq: *mut b::trace_seq,
     entry: *const u8,
     len: usize,
 ) {
     // SAFETY: per the function's contract.
-    let data = unsafe { event_data(def) };
+    let shape = unsafe { event_shape(shape) };
     // SAFETY: per the function's contract.
     let rec = unsafe { core::slice::from_raw_parts(entry, len) };
     let mut w = SeqWriter(seq);
-    let _ = data.def.print_event(rec, &mut KernelSymbols, &mut w);
+    let _ = shape.def.view().print_event(rec, &mut KernelSymbols, &mut w);
     let _ = w.write_char('\n');
 }

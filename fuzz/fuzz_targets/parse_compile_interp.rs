@@ -137,7 +137,7 @@ fn run(control: Control, line: &[u8], data: &[u8], def: &mut Definition) {
     match parse(control, line, &K, def) {
         Ok(Command::Define) => {}
         Ok(Command::Remove { group, event, args, .. }) => {
-            let _ = def.matches_removal(group, event, args);
+            let _ = def.view().matches_removal(group, event, args);
             return;
         }
         Ok(Command::Nothing) => return,
@@ -146,15 +146,15 @@ fn run(control: Control, line: &[u8], data: &[u8], def: &mut Definition) {
             return;
         }
     }
-    def.canonical(&mut s).unwrap();
-    def.print_fmt(&mut s).unwrap();
-    for f in def.fields() {
+    def.view().canonical(&mut s).unwrap();
+    def.view().print_fmt(&mut s).unwrap();
+    for f in def.view().fields() {
         f.write_type(&mut s).unwrap();
     }
     // The canonical text must parse back to the same definition.
     let canon = {
         let mut c = String::new();
-        def.canonical(&mut c).unwrap();
+        def.view().canonical(&mut c).unwrap();
         c
     };
     // Default names come from the symbol as written and are not validated
@@ -170,16 +170,16 @@ fn run(control: Control, line: &[u8], data: &[u8], def: &mut Definition) {
     let mut d2 = Box::new(Definition::new());
     let ctl = if control == Control::FunctionEvents { control } else { Control::DynamicEvents };
     assert_eq!(parse(ctl, canon.as_bytes(), &K, &mut d2), Ok(Command::Define), "{canon}");
-    assert!(def.same_as(&d2), "{canon}");
+    assert!(def.view().same_as(&d2.view()), "{canon}");
     let seed = data.iter().fold(0u64, |a, &b| a.rotate_left(5) ^ u64::from(b));
     for size in [0usize, 17, 100, 5000, 70000] {
         let mut buf = vec![0u8; size];
-        let n = def.record(&R(seed), &M(data), HeaderIps { first: seed, second: 1 }, &mut buf);
+        let n = def.view().record(&R(seed), &M(data), HeaderIps { first: seed, second: 1 }, &mut buf);
         assert!(n <= size);
         if n > 0 {
-            assert!(n >= def.fixed_size() as usize);
+            assert!(n >= def.view().fixed_size() as usize);
         }
         let mut out = String::new();
-        def.print_event(&buf[..n], &mut S, &mut out).unwrap();
+        def.view().print_event(&buf[..n], &mut S, &mut out).unwrap();
     }
 }

@@ -98,16 +98,19 @@ bool dynprobe_tracepoint_exists(const char *name);
 int dynprobe_events_init(void);
 void dynprobe_events_exit(void);
 /*
- * @def is the Rust definition passed back in the dynprobe_rs_* callbacks.
- * An event is created with its first probe (returned through @first);
- * more probes with the same argument types can be added to it.
+ * @shape (what the event's fields and text come from) and each probe's
+ * @def (what its handler runs) are Rust objects passed back in the
+ * dynprobe_rs_* callbacks; Rust frees them only after the event or probe
+ * is torn down. An event is created with its first probe (returned
+ * through @first); more probes with the same argument types can be added
+ * to it.
  */
 struct dynprobe_probe;
 struct dynprobe_event *dynprobe_event_create(const char *group,
 					     const char *name,
 					     const char *print_fmt,
 					     const struct dynprobe_place *place,
-					     const void *def,
+					     const void *shape, const void *def,
 					     struct dynprobe_probe **first,
 					     int *err);
 struct dynprobe_probe *dynprobe_probe_add(struct dynprobe_event *ev,
@@ -155,8 +158,9 @@ size_t dynprobe_rs_record(const void *def, struct pt_regs *regs,
 			  unsigned long ip1, unsigned long ip2);
 void dynprobe_rs_store_entry(const void *def, struct pt_regs *regs,
 			     unsigned long *entry_data);
-int dynprobe_rs_define_fields(const void *def, struct trace_event_call *call);
-void dynprobe_rs_print(const void *def, struct trace_seq *s, const u8 *entry,
-		       size_t len);
+int dynprobe_rs_define_fields(const void *shape,
+			      struct trace_event_call *call);
+void dynprobe_rs_print(const void *shape, struct trace_seq *s,
+		       const u8 *entry, size_t len);
 
 #endif /* DYNPROBE_SHIM_H */

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The parsed and compiled definition, its record layout, `format` fields,
-//! print fmt and canonical text.
+//! The parser's workspace: a [`Definition`] of fixed capacity that one
+//! line is parsed and compiled into. Everything that reads a definition
+//! works on a [`DefView`] of it (src/lang/view.rs), so that the compact
+//! [`crate::lang::Compiled`] form reads the same way.
 
 use core::fmt::{self, Write};
 
 use crate::lang::fixed::{self, Str};
-use crate::lang::types::{FetchType, Load, Program};
+use crate::lang::types::{FetchType, Program};
+use crate::lang::view::DefView;
 use crate::lang::{
     MAX_ARGSTR_LEN, MAX_EVENT_NAME_LEN, MAX_FUNCTION_TEXT, MAX_TRACE_ARGS, SYMBOL_CAP,
 };
@@ -69,7 +72,7 @@ pub enum Command<'a> {
         /// Event to match (empty: every event of the group).
         event: &'a str,
         /// The rest of the line (probe place and arguments that must match,
-        /// see [`Definition::matches_removal`]).
+        /// see [`crate::lang::DefView::matches_removal`]).
         args: &'a [u8],
         /// True when only kprobe definitions may be removed (a `-` line in
         /// `kprobe_events`).
@@ -203,10 +206,12 @@ impl Field<'_> {
 /// Size of the common `struct trace_entry` header on x86_64.
 pub const TRACE_ENTRY_SIZE: u32 = 8;
 
-/// A dynamic event definition: place, names, arguments and their programs.
+/// A dynamic event definition: place, names, arguments and their programs,
+/// with room for the largest legal line.
 ///
 /// It holds no pointers and is large (tens of KiB): allocate it once (it is
-/// `const`-constructible with [`Definition::new`]) and parse into it.
+/// `const`-constructible with [`Definition::new`]), parse into it, and keep
+/// what a successful parse made as a [`crate::lang::Compiled`] sized to it.
 pub struct Definition {
     pub(crate) kind: ProbeKind,
     pub(crate) group: Str<MAX_EVENT_NAME_LEN>,
@@ -278,6 +283,27 @@ impl Definition {
         self.fe_text.clear();
     }
 
+    /// The definition as every reader sees it: layout, format, record,
+    /// print and listing.
+    pub fn view(&self) -> DefView<'_> {
+        DefView {
+            kind: self.kind,
+            group: self.group.as_str(),
+            event: self.event.as_str(),
+            symbol: self.symbol.as_str(),
+            module_len: self.module_len,
+            has_symbol: self.has_symbol,
+            addr: self.addr,
+            listed_addr: self.listed_addr,
+            offset: self.offset,
+            maxactive: self.maxactive,
+            size: self.size,
+            args: self.args(),
+            entry_args: self.entry_args(),
+            fe_text: self.fe_text.as_str(),
+        }
+    }
+
     /// Kind of probe.
     pub fn kind(&self) -> ProbeKind {
         self.kind
@@ -295,40 +321,12 @@ impl Definition {
 
     /// Probed symbol without module prefix (`None` for address probes).
     pub fn symbol(&self) -> Option<&str> {
-        if !self.has_symbol {
-            return None;
-        }
-        self.symbol.as_str().get(self.module_len..)
+        self.view().symbol()
     }
 
-    /// Module prefix of `MOD:SYM` (empty for `:SYM`, which the kernel
-    /// takes for a symbol of a module that is not loaded).
+    /// Module prefix of `MOD:SYM` ([`DefView::module`]).
     pub fn module(&self) -> Option<&str> {
-        let len = self.module_len.checked_sub(1)?;
-        self.symbol.as_str().get(..len)
-    }
-
-    /// The symbol as written (`MOD:SYM` or `SYM`).
-    pub fn full_symbol(&self) -> Option<&str> {
-        if self.has_symbol {
-            Some(self.symbol.as_str())
-        } else {
-            None
-        }
-    }
-
-    /// Probe address for `p ADDR` probes.
-    pub fn address(&self) -> Option<u64> {
-        if self.has_symbol {
-            None
-        } else {
-            Some(self.addr)
-        }
-    }
-
-    /// Offset from the symbol (`SYM+OFFS`).
-    pub fn offset(&self) -> u64 {
-        self.offset
+        self.view().module()
     }
 
     /// True for return probes.
@@ -336,390 +334,18 @@ impl Definition {
         self.kind.is_return()
     }
 
-    /// `r[MAXACTIVE]`; without one, the default the kernel gives a
-    /// kretprobe it registers ([`crate::lang::Resolver::default_maxactive`]),
-    /// or 0 when the place does not resolve yet.
-    pub fn maxactive(&self) -> u32 {
-        self.maxactive
-    }
-
     /// The recorded arguments.
     pub fn args(&self) -> &[ProbeArg] {
         self.args.get(..self.nargs).unwrap_or(&[])
     }
 
-    /// Function parameters (0-based) a return probe must save at entry, in
-    /// entry-data slot order: slot `i` holds parameter `entry_args()[i]`.
+    /// Function parameters a return probe saves at entry
+    /// ([`DefView::entry_args`]).
     pub fn entry_args(&self) -> &[u16] {
         self.entry_args.get(..self.n_entry).unwrap_or(&[])
     }
 
-    /// Size of the probe's header after the common `trace_entry`
-    /// (`__probe_ip`: 8; `__probe_func`+`__probe_ret_ip` or
-    /// `__parent_ip`+`__ip`: 16).
-    pub fn header_size(&self) -> u32 {
-        match self.kind {
-            ProbeKind::Kprobe | ProbeKind::FprobeEntry | ProbeKind::Tracepoint => 8,
-            _ => 16,
-        }
-    }
-
-    /// Offset of the first argument from the start of the trace entry.
-    pub fn args_offset(&self) -> u32 {
-        TRACE_ENTRY_SIZE.saturating_add(self.header_size())
-    }
-
-    /// Size of the fixed argument area (the kernel's `tp->size`).
-    pub fn args_size(&self) -> u32 {
-        self.size
-    }
-
-    /// Size of the fixed part of a record: trace entry, header, arguments.
-    pub fn fixed_size(&self) -> u32 {
-        self.args_offset().saturating_add(self.size)
-    }
-
-    /// Number of string arguments (each may add up to 4096 bytes).
-    pub fn nr_dynamic(&self) -> u32 {
-        self.args()
-            .iter()
-            .filter(|a| a.ty.is_string())
-            .map(|a| u32::from(a.count.max(1)))
-            .fold(0u32, |x, y| x.saturating_add(y))
-    }
-
-    /// Longest string an argument records, NUL included: function events
-    /// keep the 2018 interface's limit, probe events the kernel's.
-    pub fn string_max(&self) -> usize {
-        if self.kind.is_function_event() {
-            crate::lang::MAX_FUNCTION_STRING
-        } else {
-            crate::lang::MAX_STRING_SIZE
-        }
-    }
-
-    /// A record never exceeds this many bytes.
-    pub fn max_record_size(&self) -> u32 {
-        self.fixed_size()
-            .saturating_add(self.nr_dynamic().saturating_mul(self.string_max() as u32))
-    }
-
-    /// Number of fields in the `format` file (header fields included).
-    pub fn nr_fields(&self) -> usize {
-        let h = if self.header_size() == 8 { 1 } else { 2 };
-        self.nargs.saturating_add(h)
-    }
-
-    /// Field `i` of the `format` file (header fields first).
-    pub fn field(&self, i: usize) -> Option<Field<'_>> {
-        let hdr = |name: &'static str, off: u32| Field {
-            name,
-            c_type: "unsigned long",
-            count: 0,
-            offset: off,
-            size: 8,
-            signed: false,
-            header: true,
-        };
-        let (h0, h1) = match self.kind {
-            ProbeKind::Kprobe | ProbeKind::FprobeEntry | ProbeKind::Tracepoint => {
-                ("__probe_ip", "")
-            }
-            ProbeKind::Kretprobe | ProbeKind::FprobeExit => ("__probe_func", "__probe_ret_ip"),
-            ProbeKind::FunctionEntry | ProbeKind::FunctionExit => ("__parent_ip", "__ip"),
-        };
-        let nh = if h1.is_empty() { 1 } else { 2 };
-        if i == 0 {
-            return Some(hdr(h0, 8));
-        }
-        if i == 1 && nh == 2 {
-            return Some(hdr(h1, 16));
-        }
-        let a = self.args.get(i.checked_sub(nh)?)?;
-        if a.nargs_guard(self.nargs, i.checked_sub(nh)?) {
-            return None;
-        }
-        let c_type = if self.kind.is_function_event() && a.ty == FetchType::Symbol {
-            "unsigned long"
-        } else {
-            a.ty.c_type()
-        };
-        Some(Field {
-            name: a.name(),
-            c_type,
-            count: a.count(),
-            offset: self.args_offset().saturating_add(a.offset),
-            size: a.size(),
-            signed: a.ty.is_signed(),
-            header: false,
-        })
-    }
-
-    /// Iterate over the `format` fields.
-    pub fn fields(&self) -> impl Iterator<Item = Field<'_>> + '_ {
-        (0..self.nr_fields()).filter_map(move |i| self.field(i))
-    }
-
-    /// Write the `print fmt` string exactly as the kernel builds it (with the
-    /// surrounding quotes and the `REC->` argument list).
-    pub fn print_fmt<W: Write>(&self, w: &mut W) -> fmt::Result {
-        if self.kind.is_function_event() {
-            return self.function_print_fmt(w);
-        }
-        let (fmt, args) = match self.kind {
-            ProbeKind::Kretprobe | ProbeKind::FprobeExit => {
-                ("(%lx <- %lx)", ", REC->__probe_func, REC->__probe_ret_ip")
-            }
-            _ => ("(%lx)", ", REC->__probe_ip"),
-        };
-        write!(w, "\"{}", fmt)?;
-        for a in self.args() {
-            write!(w, " {}=", a.name())?;
-            if a.count > 0 {
-                write!(w, "{{{}", a.ty.probe_fmt())?;
-                for _ in 1..a.count {
-                    write!(w, ",{}", a.ty.probe_fmt())?;
-                }
-                w.write_str("}")?;
-            } else {
-                w.write_str(a.ty.probe_fmt())?;
-            }
-        }
-        write!(w, "\"{}", args)?;
-        self.write_rec_args(w)
-    }
-
-    /// The print fmt's argument list: `, REC->name` per value, `[j]` per
-    /// array element, `__get_str()` for strings (a `char[N]` is one value).
-    fn write_rec_args<W: Write>(&self, w: &mut W) -> fmt::Result {
-        for a in self.args() {
-            let count = if a.fixed_string { 0 } else { a.count };
-            for j in 0..count {
-                if a.ty.is_string() {
-                    write!(w, ", __get_str({}[{}])", a.name(), j)?;
-                } else {
-                    write!(w, ", REC->{}[{}]", a.name(), j)?;
-                }
-            }
-            if count > 0 {
-                continue;
-            }
-            if a.ty.is_string() {
-                write!(w, ", __get_str({})", a.name())?;
-            } else {
-                write!(w, ", REC->{}", a.name())?;
-            }
-        }
-        Ok(())
-    }
-
-    fn function_print_fmt<W: Write>(&self, w: &mut W) -> fmt::Result {
-        let exit = self.kind == ProbeKind::FunctionExit;
-        let (head, tail_args) = if exit {
-            ("\"%pS <- %pS(", ", REC->__parent_ip, REC->__ip")
-        } else {
-            ("\"%pS->%pS(", ", REC->__ip, REC->__parent_ip")
-        };
-        w.write_str(head)?;
-        let nparams = if exit {
-            self.nargs.saturating_sub(1)
-        } else {
-            self.nargs
-        };
-        for (i, a) in self.args().iter().enumerate() {
-            if i == nparams {
-                w.write_str(") ")?;
-            } else if i > 0 {
-                w.write_str(", ")?;
-            }
-            write!(w, "{}=", a.name())?;
-            if a.count > 0 && !a.fixed_string {
-                for j in 0..a.count {
-                    if j > 0 {
-                        w.write_str(",")?;
-                    }
-                    w.write_str(a.ty.function_fmt())?;
-                }
-            } else if a.fixed_string {
-                w.write_str("%s")?;
-            } else {
-                w.write_str(a.ty.function_fmt())?;
-            }
-        }
-        if nparams == self.nargs {
-            w.write_str(")")?;
-        }
-        w.write_str("\"")?;
-        w.write_str(tail_args)?;
-        self.write_rec_args(w)
-    }
-
-    /// Write the probe place as the kernel shows and matches it
-    /// (`SYM`, `SYM+OFFS`, `0xADDR`; an address as `0x%p` shows it).
-    pub fn write_place<W: Write>(&self, w: &mut W) -> fmt::Result {
-        if !self.has_symbol {
-            write!(w, "0x{:016x}", self.listed_addr)
-        } else if self.offset != 0 {
-            write!(w, "{}+{}", self.symbol.as_str(), self.offset)
-        } else {
-            w.write_str(self.symbol.as_str())
-        }
-    }
-
-    /// Write the definition as the control file lists it (no newline):
-    /// `p:kprobes/p_vfs_read_0 vfs_read arg1=%di:u64`, or for function
-    /// events the normalized definition text.
-    pub fn canonical<W: Write>(&self, w: &mut W) -> fmt::Result {
-        match self.kind {
-            ProbeKind::FunctionEntry | ProbeKind::FunctionExit => {
-                return w.write_str(self.fe_text.as_str());
-            }
-            ProbeKind::Kprobe | ProbeKind::Kretprobe => {
-                if self.kind.is_return() {
-                    w.write_str("r")?;
-                    if self.maxactive > 0 {
-                        write!(w, "{}", self.maxactive)?;
-                    }
-                } else {
-                    w.write_str("p")?;
-                }
-                write!(w, ":{}/{} ", self.group(), self.event())?;
-                self.write_place(w)?;
-            }
-            ProbeKind::FprobeEntry | ProbeKind::FprobeExit | ProbeKind::Tracepoint => {
-                let c = if self.kind == ProbeKind::Tracepoint {
-                    "t"
-                } else {
-                    "f"
-                };
-                write!(
-                    w,
-                    "{}:{}/{} {}{}",
-                    c,
-                    self.group(),
-                    self.event(),
-                    self.symbol.as_str(),
-                    if self.kind == ProbeKind::FprobeExit {
-                        "%return"
-                    } else {
-                        ""
-                    }
-                )?;
-            }
-        }
-        for a in self.args() {
-            write!(w, " {}={}", a.name(), a.text())?;
-        }
-        Ok(())
-    }
-
-    /// Would a removal command `-:[GROUP/]EVENT [PLACE [ARGS...]]` remove
-    /// this definition? (`trace_kprobe_match` / `trace_fprobe_match`.)
-    pub fn matches_removal(&self, group: Option<&str>, event: &str, args: &[u8]) -> bool {
-        if !event.is_empty() && event != self.event() {
-            return false;
-        }
-        if let Some(g) = group {
-            if g != self.group() {
-                return false;
-            }
-        }
-        let mut words = crate::lang::parse::Words::new(args);
-        let place = match words.next() {
-            None => return true,
-            Some(p) => p,
-        };
-        if self.kind.is_function_event() {
-            return place == self.symbol.as_bytes();
-        }
-        let mut buf: Str<{ SYMBOL_CAP + 32 }> = Str::new();
-        let placed = match self.kind {
-            ProbeKind::Kprobe | ProbeKind::Kretprobe => self.write_place(&mut buf),
-            _ => buf.write_str(self.symbol.as_str()),
-        };
-        if placed.is_err() || buf.as_bytes() != place {
-            return false;
-        }
-        let mut i = 0usize;
-        for word in words {
-            let a = match self.args.get(i) {
-                Some(a) if i < self.nargs => a,
-                _ => return false,
-            };
-            let n = a.name.as_bytes();
-            if fixed::head(word, n.len()) != n
-                || fixed::at(word, n.len()) != b'='
-                || fixed::tail(word, n.len().saturating_add(1)) != a.text.as_bytes()
-            {
-                return false;
-            }
-            i = i.saturating_add(1);
-        }
-        true
-    }
-
-    /// Compare argument types and names with another definition of the same
-    /// event (`trace_probe_compare_arg_type`): 0 when equal, else the
-    /// 1-based index of the first difference.
-    pub fn compare_arg_types(&self, other: &Definition) -> usize {
-        if self.nargs != other.nargs {
-            return self.nargs.min(other.nargs).saturating_add(1);
-        }
-        for (i, (a, b)) in self.args().iter().zip(other.args()).enumerate() {
-            if a.ty != b.ty || a.count != b.count || a.name != b.name {
-                return i.saturating_add(1);
-            }
-        }
-        0
-    }
-
-    /// True when both definitions are identical (same place, names,
-    /// arguments and programs).
-    pub fn same_as(&self, o: &Definition) -> bool {
-        self.kind == o.kind
-            && self.group == o.group
-            && self.event == o.event
-            && self.symbol == o.symbol
-            && self.has_symbol == o.has_symbol
-            && self.addr == o.addr
-            && self.offset == o.offset
-            && self.maxactive == o.maxactive
-            && self.nargs == o.nargs
-            && self.size == o.size
-            && self.entry_args() == o.entry_args()
-            && self.args().iter().zip(o.args()).all(|(a, b)| a.is_same(b))
-    }
-
-    /// Resolve (again) the `@SYM` addresses of all arguments; returns false
-    /// when a symbol is unknown.
-    pub fn resolve_symbols<R: crate::lang::Resolver>(&mut self, r: &R) -> bool {
-        let n = self.nargs;
-        for a in self.args.iter_mut().take(n) {
-            if let Load::Symbol { name, offset, .. } = a.prog.load {
-                let s = usize::from(name.start);
-                let nm = fixed::mid(a.text.as_bytes(), s, s.saturating_add(name.len.into()));
-                match r.symbol_address(fixed::as_str(nm)) {
-                    Some(addr) => {
-                        a.prog.load = Load::Symbol {
-                            name,
-                            offset,
-                            addr: addr.wrapping_add(offset as u64),
-                        }
-                    }
-                    None => return false,
-                }
-            }
-        }
-        true
-    }
-
     pub(crate) fn arg_mut(&mut self, i: usize) -> Option<&mut ProbeArg> {
         self.args.get_mut(i)
-    }
-}
-
-impl ProbeArg {
-    fn nargs_guard(&self, nargs: usize, i: usize) -> bool {
-        i >= nargs
     }
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The interpreter: runs the fetch programs and writes a record.
 
-use crate::lang::def::{Definition, ProbeArg, TRACE_ENTRY_SIZE};
+use crate::lang::def::{ProbeArg, TRACE_ENTRY_SIZE};
 use crate::lang::fixed;
 use crate::lang::types::{Bitfield, Load, Reg, Space, Store};
+use crate::lang::view::DefView;
 
 /// Register and argument access at the probe point.
 pub trait Regs {
@@ -19,7 +20,7 @@ pub trait Regs {
     /// The return value.
     fn return_value(&self) -> u64;
     /// Entry-data slot `slot` saved at function entry (see
-    /// [`Definition::entry_args`]).
+    /// [`DefView::entry_args`]).
     fn entry_data(&self, _slot: u32) -> u64 {
         0
     }
@@ -129,17 +130,17 @@ impl Dyn<'_> {
     }
 }
 
-impl Definition {
+impl DefView<'_> {
     /// Run every argument's program and write the record into `out`.
     ///
     /// Layout of `out` (identical to the ring-buffer entry):
     /// bytes `0..8` are the common `trace_entry` (left zero: the ring buffer
     /// fills it), then the header ips from `ips`, then the fixed argument
-    /// area ([`Definition::args_size`] bytes), then string data. `__data_loc`
+    /// area ([`DefView::args_size`] bytes), then string data. `__data_loc`
     /// offsets count from byte 0 of `out`, as in the kernel.
     ///
     /// Returns the number of bytes used (0 when `out` is smaller than
-    /// [`Definition::fixed_size`]). Strings that do not fit are recorded
+    /// [`DefView::fixed_size`]). Strings that do not fit are recorded
     /// empty; a string whose read faults is recorded with length 0 (printed
     /// `(fault)`), as Linux 7.2 does. Probed memory is read once.
     pub fn record(
@@ -342,7 +343,7 @@ fn run_arg(a: &ProbeArg, base: usize, regs: &impl Regs, mem: &impl Memory, d: &m
             }
         }
         Store::String { space, offset } => {
-            let last = prog.derefs().last().copied();
+            let last = prog.derefs().last();
             for k in 0..count {
                 let addr = if k == 0 {
                     Some(val.wrapping_add(offset as u64))

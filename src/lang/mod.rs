@@ -4,53 +4,62 @@
 //! Pure `core` code (no allocation, no `unsafe`, no panics) shared by the
 //! kernel module and the host test build. It turns one line written to a
 //! control file into a [`Definition`]: probe place, group and event names,
-//! and per argument a typed fetch [`Program`], the record layout, the
-//! `format` fields, the print fmt and the canonical text. The interpreter
-//! ([`Definition::record`]) runs the programs against [`Regs`] and
-//! [`Memory`] and writes the record; [`Definition::print_event`] prints it as
-//! `cat trace` does. What the parser needs to know about the kernel comes
+//! and per argument a typed fetch [`Program`]. A successful parse is kept as
+//! a [`Compiled`] definition sized to the line. Both read the same way
+//! through a [`DefView`]: the record layout, the `format` fields, the print
+//! fmt and the canonical text; the interpreter ([`DefView::record`]) runs
+//! the programs against [`Regs`] and [`Memory`] and writes the record;
+//! [`DefView::print_event`] prints it as `cat trace` does. What the parser needs to know about the kernel comes
 //! through a [`Resolver`]; [`btf`] reads the kernel's BTF for its BTF
 //! questions.
 //!
 //! # How the kernel layer uses it
 //!
 //! ```text
-//! let def: &mut Definition = /* heap, Definition::new() */;
+//! let def: &mut Definition = /* heap, Definition::new(), reused */;
 //! match parse(Control::KprobeEvents, line, &resolver, def) {
 //!     Ok(Command::Nothing) => {}
 //!     Ok(Command::Define) => {
-//!         // def.group(), def.event(), def.kind(), def.symbol(), def.offset(),
-//!         // def.address(), def.maxactive(), def.entry_args()
-//!         // for f in def.fields() { trace_define_field(f.name, type, f.offset, f.size, f.signed) }
-//!         // def.print_fmt(&mut w)
+//!         // size, then fill: def.frozen_sizes(), def.args(),
+//!         // def.entry_args(), def.write_frozen_text(&mut w)
+//!         let compiled = def.freeze(storage)?;
+//!         let v = compiled.view();
+//!         // v.group(), v.event(), v.kind(), v.symbol(), v.offset(),
+//!         // v.address(), v.maxactive(), v.entry_args()
+//!         // for f in v.fields() { trace_define_field(f.name, type, f.offset, f.size, f.signed) }
+//!         // v.print_fmt(&mut w)
 //!     }
-//!     Ok(Command::Remove { group, event, args, kprobes_only }) => {
-//!         // for each existing definition d: d.matches_removal(group, event, args)
+//!     Ok(Command::Remove { group, event, args, .. }) => {
+//!         // for each compiled c: c.view().matches_removal(group, event, args)
 //!     }
 //!     Err(e) => { /* write_command(&e, line, &mut w); e.column; e.code.message() */ }
 //! }
 //! // In the probe handler:
-//! let len = def.record(&regs, &mem, HeaderIps { first, second }, scratch);
+//! let len = compiled.view().record(&regs, &mem, HeaderIps { first, second }, scratch);
 //! // reserve `len` bytes, copy scratch[8..len] after the common header.
 //! // In the output callback:
-//! def.print_event(entry_bytes, &mut symbolizer, &mut seq)
+//! compiled.view().print_event(entry_bytes, &mut symbolizer, &mut seq)
 //! // Reading the control file:
-//! def.canonical(&mut seq)
+//! compiled.view().canonical(&mut seq)
 //! ```
 
 pub mod btf;
+mod compiled;
 mod def;
 mod error;
 mod fetch;
 mod fixed;
 mod funcev;
 mod interp;
+mod listing;
 mod parse;
 mod print;
 mod resolver;
 mod types;
+mod view;
 
 pub use btf::{Btf, BtfBlobError};
+pub use compiled::{Compiled, FrozenSizes, Storage};
 pub use def::{Command, Control, Definition, Field, ProbeArg, ProbeKind, TRACE_ENTRY_SIZE};
 pub use error::{errno, ErrorCode, ParseError, Subsystem};
 pub use fixed::Str;
@@ -63,6 +72,7 @@ pub use resolver::{
 pub use types::{
     Bitfield, Deref, FetchType, Load, PrintKind, Program, Reg, Space, Store, TextRange, MAX_DEREFS,
 };
+pub use view::DefView;
 
 /// Most arguments of one event (`MAX_TRACE_ARGS`).
 pub const MAX_TRACE_ARGS: usize = 128;

@@ -3,10 +3,11 @@
 
 use core::fmt::{self, Write};
 
-use crate::lang::def::{Definition, ProbeArg, TRACE_ENTRY_SIZE};
+use crate::lang::def::{ProbeArg, TRACE_ENTRY_SIZE};
 use crate::lang::fixed;
 use crate::lang::parse::write_lossy;
 use crate::lang::types::{FetchType, PrintKind};
+use crate::lang::view::DefView;
 
 /// Formats addresses as the kernel's `%pS` (with offset) or `%ps`.
 pub trait Symbolizer {
@@ -91,7 +92,7 @@ fn print_one<W: Write>(
 }
 
 fn print_arg<W: Write>(
-    def: &Definition,
+    def: &DefView<'_>,
     a: &ProbeArg,
     rec: &[u8],
     function: bool,
@@ -129,11 +130,11 @@ fn print_arg<W: Write>(
     Ok(())
 }
 
-impl Definition {
+impl DefView<'_> {
     /// Print the arguments of a record as a probe event does after its
     /// `(ip)` part: ` name=value` for each argument (each preceded by a
     /// space; arrays as `{a,b}`; strings quoted; `(fault)` for a failed
-    /// string). `rec` is a whole record as [`Definition::record`] writes it.
+    /// string). `rec` is a whole record as [`DefView::record`] writes it.
     pub fn print_args<W: Write>(
         &self,
         rec: &[u8],

@@ -384,6 +384,25 @@ pub enum Space {
     Auto,
 }
 
+impl Space {
+    /// Two bits for [`Program`]'s packed dereferences.
+    const fn bits(self) -> u32 {
+        match self {
+            Space::Kernel => 0,
+            Space::User => 1,
+            Space::Auto => 2,
+        }
+    }
+
+    const fn from_bits(bits: u32) -> Space {
+        match bits & 3 {
+            1 => Space::User,
+            2 => Space::Auto,
+            _ => Space::Kernel,
+        }
+    }
+}
+
 /// A byte range of an argument's text (`ProbeArg::text`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TextRange {
@@ -487,7 +506,11 @@ pub const MAX_DEREFS: usize = 13;
 pub struct Program {
     /// Where the value comes from.
     pub load: Load,
-    derefs: [Deref; MAX_DEREFS],
+    /// The dereferences' offsets and, two bits each, their address spaces:
+    /// half the size of an array of [`Deref`], and a program is most of
+    /// what a compiled argument takes.
+    deref_offsets: [i64; MAX_DEREFS],
+    deref_spaces: u32,
     nderefs: u8,
     /// How it is stored.
     pub store: Store,
@@ -502,10 +525,8 @@ impl Program {
     pub const fn empty() -> Program {
         Program {
             load: Load::None,
-            derefs: [Deref {
-                space: Space::Kernel,
-                offset: 0,
-            }; MAX_DEREFS],
+            deref_offsets: [0; MAX_DEREFS],
+            deref_spaces: 0,
             nderefs: 0,
             store: Store::Raw,
             bitfield: None,
@@ -514,13 +535,23 @@ impl Program {
     }
 
     /// The dereference stages, in order.
-    pub fn derefs(&self) -> &[Deref] {
-        self.derefs.get(..usize::from(self.nderefs)).unwrap_or(&[])
+    pub fn derefs(&self) -> impl ExactSizeIterator<Item = Deref> + '_ {
+        let spaces = self.deref_spaces;
+        self.deref_offsets
+            .iter()
+            .take(usize::from(self.nderefs))
+            .enumerate()
+            .map(move |(i, &offset)| Deref {
+                space: Space::from_bits(spaces.checked_shr(2 * i as u32).unwrap_or(0)),
+                offset,
+            })
     }
 
     pub(crate) fn push_deref(&mut self, d: Deref) -> Result<(), ()> {
-        let slot = self.derefs.get_mut(usize::from(self.nderefs)).ok_or(())?;
-        *slot = d;
+        let i = usize::from(self.nderefs);
+        let slot = self.deref_offsets.get_mut(i).ok_or(())?;
+        *slot = d.offset;
+        self.deref_spaces |= d.space.bits().checked_shl(2 * i as u32).ok_or(())?;
         self.nderefs = self.nderefs.checked_add(1).ok_or(())?;
         Ok(())
     }

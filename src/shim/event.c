@@ -254,7 +254,7 @@ static int event_reg(struct trace_event_call *call, enum trace_reg type,
 
 static int event_define_fields(struct trace_event_call *call)
 {
-	return dynprobe_rs_define_fields(event_of(call)->def, call);
+	return dynprobe_rs_define_fields(event_of(call)->shape, call);
 }
 
 static enum print_line_t event_print(struct trace_iterator *iter, int flags,
@@ -263,7 +263,7 @@ static enum print_line_t event_print(struct trace_iterator *iter, int flags,
 	struct trace_event_call *call =
 		container_of(event, struct trace_event_call, event);
 
-	dynprobe_rs_print(event_of(call)->def, &iter->seq, (u8 *)iter->ent,
+	dynprobe_rs_print(event_of(call)->shape, &iter->seq, (u8 *)iter->ent,
 			  iter->ent_size);
 	return trace_handle_return(&iter->seq);
 }
@@ -329,7 +329,7 @@ struct dynprobe_event *dynprobe_event_create(const char *group,
 					     const char *name,
 					     const char *print_fmt,
 					     const struct dynprobe_place *place,
-					     const void *def,
+					     const void *shape, const void *def,
 					     struct dynprobe_probe **first,
 					     int *err)
 {
@@ -343,7 +343,7 @@ struct dynprobe_event *dynprobe_event_create(const char *group,
 	INIT_LIST_HEAD(&ev->files);
 	INIT_LIST_HEAD(&ev->probes);
 	INIT_LIST_HEAD(&ev->class.fields);
-	ev->def = def;
+	ev->shape = shape;
 	ev->call.name = kstrdup(name, GFP_KERNEL);
 	ev->class.system = kstrdup(group, GFP_KERNEL);
 	ev->call.print_fmt = kstrdup(print_fmt, GFP_KERNEL);

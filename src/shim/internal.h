@@ -25,7 +25,7 @@ struct dynprobe_event {
 	struct trace_event_fields fields[2];
 	struct list_head files;		/* struct file_link, RCU */
 	unsigned int flags;		/* EVENT_TRACE | EVENT_PERF */
-	const void *def;		/* definition for fields and printing */
+	const void *shape;		/* what fields and printing come from */
 	struct list_head probes;	/* struct dynprobe_probe */
 };
 

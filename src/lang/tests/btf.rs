@@ -545,7 +545,7 @@ fn layout_section_sizes_new_kinds() {
 
 /// The offsets a program reads at: each dereference, then the store's.
 fn offsets(p: &Program) -> Vec<i64> {
-    let mut v: Vec<i64> = p.derefs().iter().map(|d| d.offset).collect();
+    let mut v: Vec<i64> = p.derefs().map(|d| d.offset).collect();
     match p.store {
         Store::Mem { offset, .. } | Store::String { offset, .. } => v.push(offset),
         _ => {}

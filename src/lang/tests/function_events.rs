@@ -38,7 +38,7 @@ fn all_examples_parse_and_round_trip() {
         assert_eq!(d.kind(), ProbeKind::FunctionEntry);
         let c = canon_of(&d);
         let d2 = fe(&c);
-        assert!(d.same_as(&d2), "{ex} -> {c}");
+        assert!(d.view().same_as(&d2.view()), "{ex} -> {c}");
         assert_eq!(canon_of(&d2), c);
     }
 }
@@ -93,7 +93,7 @@ fn format_and_print_fmt() {
     );
     let d = fe("do_IRQ()");
     assert_eq!(fmt_of(&d), r#""%pS->%pS()", REC->__ip, REC->__parent_ip"#);
-    assert_eq!(d.nr_fields(), 2);
+    assert_eq!(d.view().nr_fields(), 2);
     let d = fe("ip_rcv(NULL, x8[6] perm_addr+558)");
     assert_eq!(
         fields_of(&d)[2],
@@ -150,8 +150,8 @@ fn programs_follow_the_spec() {
     let d = fe("__vfs_read(symbol read+40[0]+16)");
     let p = d.args()[0].program();
     assert_eq!(
-        p.derefs(),
-        &[Deref {
+        p.derefs().collect::<Vec<_>>(),
+        [Deref {
             space: Space::Auto,
             offset: 40
         }]
@@ -210,7 +210,7 @@ fn exit_events() {
         "vfs_read(x64 file, NULL, u64 count) -> s64 ret"
     );
     let d2 = fe(&canon_of(&d));
-    assert!(d.same_as(&d2));
+    assert!(d.view().same_as(&d2.view()));
     let d = fe("do_sys_openat2(int dfd, string filename) -> long fd");
     assert_eq!(fields_of(&d)[4], "long fd;\toffset:32;\tsize:8;\tsigned:1;");
 }

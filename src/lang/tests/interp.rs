@@ -11,11 +11,11 @@ const UBASE: u64 = 0x0000_7fff_0000_0000;
 
 fn run(d: &Definition, regs: &FakeRegs, mem: &FakeMem, ips: HeaderIps) -> (Vec<u8>, String) {
     let mut buf = vec![0xAAu8; 16384];
-    let n = d.record(regs, mem, ips, &mut buf);
-    assert!(n >= d.fixed_size() as usize);
+    let n = d.view().record(regs, mem, ips, &mut buf);
+    assert!(n >= d.view().fixed_size() as usize);
     buf.truncate(n);
     let mut s = String::new();
-    d.print_event(&buf, &mut FakeSyms, &mut s).unwrap();
+    d.view().print_event(&buf, &mut FakeSyms, &mut s).unwrap();
     (buf, s)
 }
 
@@ -45,7 +45,7 @@ fn kprobe_record_and_print() {
     assert_eq!(&rec[8..16], &0xffff_ffff_8100_1000u64.to_le_bytes());
     assert_eq!(&rec[16..24], &KBASE.to_le_bytes());
     // data_loc: length << 16 | offset from the entry start.
-    let fixed = d.fixed_size() as usize;
+    let fixed = d.view().fixed_size() as usize;
     assert_eq!(u32_at(&rec, 28), (6 << 16) | fixed as u32);
     assert_eq!(&rec[fixed..fixed + 6], b"hello\0");
     assert_eq!(u32_at(&rec, 32), (5 << 16) | (fixed as u32 + 6));
@@ -68,7 +68,7 @@ fn faults() {
     let mut mem = FakeMem::default();
     mem.add(KBASE, b"ok\0");
     let (rec, line) = run(&d, &regs, &mem, HeaderIps::default());
-    let fixed = d.fixed_size() as usize;
+    let fixed = d.view().fixed_size() as usize;
     // Faulting strings have length 0 (printed "(fault)").
     assert_eq!(u32_at(&rec, 16) >> 16, 0);
     assert_eq!(u32_at(&rec, 20) >> 16, 0);
@@ -107,16 +107,22 @@ fn truncation_and_small_buffers() {
     let long = vec![b'x'; 5000];
     mem.add(KBASE, &long);
     let mut buf = vec![0u8; 16384];
-    let n = d.record(&regs, &mem, HeaderIps::default(), &mut buf);
+    let n = d.view().record(&regs, &mem, HeaderIps::default(), &mut buf);
     // Strings are cut to 4096 bytes including the NUL.
-    assert_eq!(n, d.fixed_size() as usize + 4096);
+    assert_eq!(n, d.view().fixed_size() as usize + 4096);
     assert_eq!(buf[n - 1], 0);
     // A buffer smaller than the fixed part records nothing.
     let mut tiny = [0u8; 10];
-    assert_eq!(d.record(&regs, &mem, HeaderIps::default(), &mut tiny), 0);
+    assert_eq!(
+        d.view()
+            .record(&regs, &mem, HeaderIps::default(), &mut tiny),
+        0
+    );
     // A buffer with little room truncates the string.
-    let mut small = vec![0u8; d.fixed_size() as usize + 4];
-    let n = d.record(&regs, &mem, HeaderIps::default(), &mut small);
+    let mut small = vec![0u8; d.view().fixed_size() as usize + 4];
+    let n = d
+        .view()
+        .record(&regs, &mem, HeaderIps::default(), &mut small);
     assert_eq!(n, small.len());
     assert_eq!(&small[n - 4..], b"xxx\0");
 }
@@ -247,18 +253,18 @@ fn function_event_strings_stop_at_512_bytes() {
         ..Default::default()
     };
     let (rec, line) = run(&d, &regs, &mem, HeaderIps::default());
-    let fixed = d.fixed_size() as usize;
+    let fixed = d.view().fixed_size() as usize;
     assert_eq!(u32_at(&rec, fixed - 4), (512 << 16) | fixed as u32);
     assert_eq!(rec.len(), fixed + 512);
     assert!(
         line.ends_with(&format!("(name={})", "x".repeat(511))),
         "{line}"
     );
-    assert_eq!(d.max_record_size() as usize, fixed + 512);
+    assert_eq!(d.view().max_record_size() as usize, fixed + 512);
 
     let d = def_of(Control::KprobeEvents, "p:k vfs_read s=+0(%di):string");
     let mut regs = FakeRegs::default();
     regs.set(Reg::Di, KBASE);
     let (rec, _) = run(&d, &regs, &mem, HeaderIps::default());
-    assert_eq!(rec.len(), d.fixed_size() as usize + 1001);
+    assert_eq!(rec.len(), d.view().fixed_size() as usize + 1001);
 }

@@ -33,7 +33,7 @@ fn kprobe_basic_types() {
         canon_of(&d),
         "p:kprobes/myprobe vfs_read arg1=%di arg2=%si:u32 arg3=+0(%di):string arg4=$comm arr=+0(%si):u8[4]"
     );
-    assert_eq!(d.fixed_size(), 40);
+    assert_eq!(d.view().fixed_size(), 40);
 }
 
 #[test]
@@ -85,12 +85,15 @@ fn kretprobe_and_names() {
     );
     assert_eq!(canon_of(&d), "r:kprobes/r_vfs_read_0 vfs_read");
     let d = def_of(Control::KprobeEvents, "r16:grp.ev vfs_read");
-    assert_eq!((d.group(), d.event(), d.maxactive()), ("grp", "ev", 16));
+    assert_eq!(
+        (d.group(), d.event(), d.view().maxactive()),
+        ("grp", "ev", 16)
+    );
     assert_eq!(canon_of(&d), "r16:grp/ev vfs_read");
     let d = def_of(Control::KprobeEvents, "p ext4:ext4_sync_file+8");
     assert_eq!(d.event(), "p_ext4_ext4_sync_file_8");
     assert_eq!(
-        (d.module(), d.symbol(), d.offset()),
+        (d.module(), d.symbol(), d.view().offset()),
         (Some("ext4"), Some("ext4_sync_file"), 8)
     );
     assert_eq!(
@@ -98,7 +101,7 @@ fn kretprobe_and_names() {
         "p:kprobes/p_ext4_ext4_sync_file_8 ext4:ext4_sync_file+8"
     );
     let d = def_of(Control::KprobeEvents, "p 0xffffffff81234560");
-    assert_eq!(d.address(), Some(0xffff_ffff_8123_4560));
+    assert_eq!(d.view().address(), Some(0xffff_ffff_8123_4560));
     assert_eq!(d.event(), "p_0xffffffff81234560");
     let d = def_of(Control::KprobeEvents, "p:grp-1/ev vfs_read");
     assert_eq!(d.group(), "grp-1");
@@ -143,8 +146,8 @@ fn btf_arguments() {
     assert_eq!(d.args()[0].fetch_type(), FetchType::U32);
     let p = d.args()[1].program();
     assert_eq!(
-        p.derefs(),
-        &[Deref {
+        p.derefs().collect::<Vec<_>>(),
+        [Deref {
             space: Space::Kernel,
             offset: 40
         }]
@@ -255,7 +258,7 @@ fn strings_and_symbols() {
         "__data_loc char[][2] ss;\toffset:32;\tsize:8;\tsigned:1;"
     );
     let mut s = String::new();
-    d.print_fmt(&mut s).unwrap();
+    d.view().print_fmt(&mut s).unwrap();
     assert!(s.ends_with("__get_str(ss[0]), __get_str(ss[1])"), "{s}");
 }
 

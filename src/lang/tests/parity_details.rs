@@ -106,7 +106,7 @@ fn kretprobe_listing_shows_default_maxactive() {
         // Written out, the default lists and registers the same.
         let d = parse_with(control, "r:a/r1 vfs_read").unwrap();
         let d2 = parse_with(control, &canon_of(&d)).unwrap();
-        assert!(d.same_as(&d2));
+        assert!(d.view().same_as(&d2.view()));
         // A place that does not resolve yet is not registered, so
         // register_kretprobe() has not set the default.
         assert_eq!(listed(control, "r:a/m mod:func"), "r:a/m mod:func");
@@ -143,10 +143,10 @@ fn empty_module_name_is_accepted() {
         let d = parse_with(control, "p :vfs_read").unwrap();
         assert_eq!(d.event(), "p__vfs_read_0");
         assert_eq!((d.module(), d.symbol()), (Some(""), Some("vfs_read")));
-        assert_eq!(d.full_symbol(), Some(":vfs_read"));
+        assert_eq!(d.view().full_symbol(), Some(":vfs_read"));
         assert_eq!(canon_of(&d), "p:kprobes/p__vfs_read_0 :vfs_read");
-        assert!(d.matches_removal(None, "", b":vfs_read"));
-        assert!(!d.matches_removal(None, "", b"vfs_read"));
+        assert!(d.view().matches_removal(None, "", b":vfs_read"));
+        assert!(!d.view().matches_removal(None, "", b"vfs_read"));
         let d = parse_with(control, "p:a/c1 :vfs_read+4 x=%di").unwrap();
         assert_eq!(canon_of(&d), "p:a/c1 :vfs_read+4 x=%di");
         // A module not loaded may still come with an empty symbol: the
@@ -167,15 +167,15 @@ fn address_probes_list_the_hashed_address() {
         // lists the hash of the written address.
         let d = parse_with(control, "p 0x1").unwrap();
         let h1 = format!("0x{:016x}", hash(1));
-        assert_eq!(d.address(), Some(1));
+        assert_eq!(d.view().address(), Some(1));
         assert_eq!(d.event(), format!("p_{h1}"));
         assert_eq!(canon_of(&d), format!("p:kprobes/p_{h1} {h1}"));
-        assert!(d.matches_removal(None, "", h1.as_bytes()));
-        assert!(!d.matches_removal(None, "", b"0x1"));
+        assert!(d.view().matches_removal(None, "", h1.as_bytes()));
+        assert!(!d.view().matches_removal(None, "", b"0x1"));
         // A function's entry: the name hashes the written address, the
         // listing the registered one, past the ENDBR.
         let d = parse_with(control, &format!("p 0x{VFS_READ:x}")).unwrap();
-        assert_eq!(d.address(), Some(VFS_READ));
+        assert_eq!(d.view().address(), Some(VFS_READ));
         assert_eq!(d.event(), format!("p_0x{:016x}", hash(VFS_READ)));
         assert_eq!(
             canon_of(&d),

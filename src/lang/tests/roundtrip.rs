@@ -134,7 +134,7 @@ fn check_roundtrip(control: Control, line: &str) {
     };
     let r = parse(ctl, c.as_bytes(), &FakeKernel, &mut d2);
     assert_eq!(r, Ok(Command::Define), "{line} -> {c}");
-    assert!(d.same_as(&d2), "{line} -> {c}");
+    assert!(d.view().same_as(&d2.view()), "{line} -> {c}");
     assert_eq!(canon_of(&d2), c);
     assert_eq!(fmt_of(&d), fmt_of(&d2));
     let place: String = {
@@ -152,7 +152,8 @@ fn check_roundtrip(control: Control, line: &str) {
     };
     if control != Control::FunctionEvents {
         assert!(
-            d.matches_removal(Some(d.group()), d.event(), place.as_bytes()),
+            d.view()
+                .matches_removal(Some(d.group()), d.event(), place.as_bytes()),
             "{c}"
         );
     }
@@ -180,7 +181,7 @@ fn exercise(control: Control, line: &[u8], seed: u64) {
     mem.add(0xffff_8880_0000_0000, &seed.to_le_bytes().repeat(64));
     for size in [0usize, 7, 64, 300, 9000] {
         let mut buf = vec![0u8; size];
-        let n = d.record(
+        let n = d.view().record(
             &regs,
             &mem,
             HeaderIps {
@@ -191,7 +192,7 @@ fn exercise(control: Control, line: &[u8], seed: u64) {
         );
         assert!(n <= size);
         let mut s = String::new();
-        let _ = d.print_event(&buf[..n], &mut FakeSyms, &mut s);
+        let _ = d.view().print_event(&buf[..n], &mut FakeSyms, &mut s);
     }
 }
 

@@ -356,14 +356,16 @@ fn removal_commands() {
         other => panic!("{other:?}"),
     };
     let def = def_of(Control::KprobeEvents, "p:kprobes/ev vfs_read a=%di:u32");
-    assert!(def.matches_removal(Some("kprobes"), "ev", args));
-    assert!(def.matches_removal(None, "ev", b" vfs_read a=%di:u32"));
-    assert!(!def.matches_removal(None, "ev", b"vfs_read a=%di"));
-    assert!(!def.matches_removal(None, "ev", b"vfs_write"));
-    assert!(!def.matches_removal(Some("other"), "ev", b""));
-    assert!(def.matches_removal(Some("kprobes"), "", b""));
+    assert!(def.view().matches_removal(Some("kprobes"), "ev", args));
+    assert!(def
+        .view()
+        .matches_removal(None, "ev", b" vfs_read a=%di:u32"));
+    assert!(!def.view().matches_removal(None, "ev", b"vfs_read a=%di"));
+    assert!(!def.view().matches_removal(None, "ev", b"vfs_write"));
+    assert!(!def.view().matches_removal(Some("other"), "ev", b""));
+    assert!(def.view().matches_removal(Some("kprobes"), "", b""));
     let def = def_of(Control::KprobeEvents, "p:ev vfs_read+4");
-    assert!(def.matches_removal(None, "ev", b"vfs_read+4"));
+    assert!(def.view().matches_removal(None, "ev", b"vfs_read+4"));
     // "-" must be followed by ':'; "-:" alone names nothing.
     assert!(parse(Control::KprobeEvents, b"-foo", &FakeKernel, &mut d).is_err());
     assert!(parse(Control::KprobeEvents, b"-:", &FakeKernel, &mut d).is_err());

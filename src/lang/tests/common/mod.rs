@@ -224,18 +224,19 @@ pub fn err_of(control: Control, line: &str) -> ParseError {
 
 pub fn fmt_of(d: &Definition) -> String {
     let mut s = String::new();
-    d.print_fmt(&mut s).unwrap();
+    d.view().print_fmt(&mut s).unwrap();
     s
 }
 
 pub fn canon_of(d: &Definition) -> String {
     let mut s = String::new();
-    d.canonical(&mut s).unwrap();
+    d.view().canonical(&mut s).unwrap();
     s
 }
 
 pub fn fields_of(d: &Definition) -> Vec<String> {
-    d.fields()
+    d.view()
+        .fields()
         .map(|f| {
             let mut t = String::new();
             f.write_type(&mut t).unwrap();

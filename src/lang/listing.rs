@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A definition as the control files list and match it: canonical text,
+//! removal matching, and the comparisons that decide whether a line may
+//! add a probe to an existing event.
+
+use core::fmt::{self, Write};
+
+use crate::lang::def::ProbeKind;
+use crate::lang::fixed::{self, Str};
+use crate::lang::view::DefView;
+use crate::lang::SYMBOL_CAP;
+
+impl DefView<'_> {
+    /// Write the probe place as the kernel shows and matches it
+    /// (`SYM`, `SYM+OFFS`, `0xADDR`; an address as `0x%p` shows it).
+    pub fn write_place<W: Write>(&self, w: &mut W) -> fmt::Result {
+        if !self.has_symbol {
+            write!(w, "0x{:016x}", self.listed_addr)
+        } else if self.offset != 0 {
+            write!(w, "{}+{}", self.symbol, self.offset)
+        } else {
+            w.write_str(self.symbol)
+        }
+    }
+
+    /// Write the definition as the control file lists it (no newline):
+    /// `p:kprobes/p_vfs_read_0 vfs_read arg1=%di:u64`, or for function
+    /// events the normalized definition text.
+    pub fn canonical<W: Write>(&self, w: &mut W) -> fmt::Result {
+        match self.kind {
+            ProbeKind::FunctionEntry | ProbeKind::FunctionExit => {
+                return w.write_str(self.fe_text);
+            }
+            ProbeKind::Kprobe | ProbeKind::Kretprobe => {
+                if self.kind.is_return() {
+                    w.write_str("r")?;
+                    if self.maxactive > 0 {
+                        write!(w, "{}", self.maxactive)?;
+                    }
+                } else {
+                    w.write_str("p")?;
+                }
+                write!(w, ":{}/{} ", self.group(), self.event())?;
+                self.write_place(w)?;
+            }
+            ProbeKind::FprobeEntry | ProbeKind::FprobeExit | ProbeKind::Tracepoint => {
+                let c = if self.kind == ProbeKind::Tracepoint {
+                    "t"
+                } else {
+                    "f"
+                };
+                write!(
+                    w,
+                    "{}:{}/{} {}{}",
+                    c,
+                    self.group(),
+                    self.event(),
+                    self.symbol,
+                    if self.kind == ProbeKind::FprobeExit {
+                        "%return"
+                    } else {
+                        ""
+                    }
+                )?;
+            }
+        }
+        for a in self.args() {
+            write!(w, " {}={}", a.name(), a.text())?;
+        }
+        Ok(())
+    }
+
+    /// Would a removal command `-:[GROUP/]EVENT [PLACE [ARGS...]]` remove
+    /// this definition? (`trace_kprobe_match` / `trace_fprobe_match`.)
+    pub fn matches_removal(&self, group: Option<&str>, event: &str, args: &[u8]) -> bool {
+        if !event.is_empty() && event != self.event() {
+            return false;
+        }
+        if let Some(g) = group {
+            if g != self.group() {
+                return false;
+            }
+        }
+        let mut words = crate::lang::parse::Words::new(args);
+        let place = match words.next() {
+            None => return true,
+            Some(p) => p,
+        };
+        if self.kind.is_function_event() {
+            return place == self.symbol.as_bytes();
+        }
+        let mut buf: Str<{ SYMBOL_CAP + 32 }> = Str::new();
+        let placed = match self.kind {
+            ProbeKind::Kprobe | ProbeKind::Kretprobe => self.write_place(&mut buf),
+            _ => buf.write_str(self.symbol),
+        };
+        if placed.is_err() || buf.as_bytes() != place {
+            return false;
+        }
+        let mut i = 0usize;
+        for word in words {
+            let Some(a) = self.args.get(i) else {
+                return false;
+            };
+            let n = a.name.as_bytes();
+            if fixed::head(word, n.len()) != n
+                || fixed::at(word, n.len()) != b'='
+                || fixed::tail(word, n.len().saturating_add(1)) != a.text.as_bytes()
+            {
+                return false;
+            }
+            i = i.saturating_add(1);
+        }
+        true
+    }
+
+    /// Compare argument types and names with another definition of the same
+    /// event (`trace_probe_compare_arg_type`): 0 when equal, else the
+    /// 1-based index of the first difference.
+    pub fn compare_arg_types(&self, other: &DefView<'_>) -> usize {
+        if self.args.len() != other.args.len() {
+            return self.args.len().min(other.args.len()).saturating_add(1);
+        }
+        for (i, (a, b)) in self.args().iter().zip(other.args()).enumerate() {
+            if a.ty != b.ty || a.count != b.count || a.name != b.name {
+                return i.saturating_add(1);
+            }
+        }
+        0
+    }
+
+    /// True when both definitions are identical (same place, names,
+    /// arguments and programs).
+    pub fn same_as(&self, o: &DefView<'_>) -> bool {
+        self.kind == o.kind
+            && self.group == o.group
+            && self.event == o.event
+            && self.symbol == o.symbol
+            && self.has_symbol == o.has_symbol
+            && self.addr == o.addr
+            && self.offset == o.offset
+            && self.maxactive == o.maxactive
+            && self.args.len() == o.args.len()
+            && self.size == o.size
+            && self.entry_args() == o.entry_args()
+            && self.args().iter().zip(o.args()).all(|(a, b)| a.is_same(b))
+    }
+}

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A definition as its readers see it: names, place, arguments, record
+//! layout, `format` fields and print fmt. The parser's workspace
+//! ([`crate::lang::Definition`]) and the compact compiled form
+//! ([`crate::lang::Compiled`]) both lend one out, so layout, record,
+//! print and listing are written once.
+
+use core::fmt::{self, Write};
+
+use crate::lang::def::{Field, ProbeArg, ProbeKind, TRACE_ENTRY_SIZE};
+use crate::lang::types::FetchType;
+
+/// A borrowed definition. Cheap to make and to copy (a few words).
+#[derive(Clone, Copy)]
+pub struct DefView<'a> {
+    pub(crate) kind: ProbeKind,
+    pub(crate) group: &'a str,
+    pub(crate) event: &'a str,
+    /// The place as written: `MOD:SYM`, `SYM`, or empty for an address.
+    pub(crate) symbol: &'a str,
+    /// Length of the `MOD:` prefix, colon included (0: no module).
+    pub(crate) module_len: usize,
+    pub(crate) has_symbol: bool,
+    pub(crate) addr: u64,
+    /// What the listing shows for an address probe (the kernel's `0x%p`).
+    pub(crate) listed_addr: u64,
+    pub(crate) offset: u64,
+    pub(crate) maxactive: u32,
+    /// Size of the fixed argument area.
+    pub(crate) size: u32,
+    pub(crate) args: &'a [ProbeArg],
+    pub(crate) entry_args: &'a [u16],
+    /// A function event's normalized text (its listing).
+    pub(crate) fe_text: &'a str,
+}
+
+impl<'a> DefView<'a> {
+    /// Kind of probe.
+    pub fn kind(&self) -> ProbeKind {
+        self.kind
+    }
+
+    /// Group (system) name.
+    pub fn group(&self) -> &'a str {
+        self.group
+    }
+
+    /// Event name.
+    pub fn event(&self) -> &'a str {
+        self.event
+    }
+
+    /// Probed symbol without module prefix (`None` for address probes).
+    pub fn symbol(&self) -> Option<&'a str> {
+        if !self.has_symbol {
+            return None;
+        }
+        self.symbol.get(self.module_len..)
+    }
+
+    /// Module prefix of `MOD:SYM` (empty for `:SYM`, which the kernel
+    /// takes for a symbol of a module that is not loaded).
+    pub fn module(&self) -> Option<&'a str> {
+        let len = self.module_len.checked_sub(1)?;
+        self.symbol.get(..len)
+    }
+
+    /// The symbol as written (`MOD:SYM` or `SYM`).
+    pub fn full_symbol(&self) -> Option<&'a str> {
+        if self.has_symbol {
+            Some(self.symbol)
+        } else {
+            None
+        }
+    }
+
+    /// Probe address for `p ADDR` probes.
+    pub fn address(&self) -> Option<u64> {
+        if self.has_symbol {
+            None
+        } else {
+            Some(self.addr)
+        }
+    }
+
+    /// Offset from the symbol (`SYM+OFFS`).
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// True for return probes.
+    pub fn is_return(&self) -> bool {
+        self.kind.is_return()
+    }
+
+    /// `r[MAXACTIVE]`; without one, the default the kernel gives a
+    /// kretprobe it registers ([`crate::lang::Resolver::default_maxactive`]),
+    /// or 0 when the place does not resolve yet.
+    pub fn maxactive(&self) -> u32 {
+        self.maxactive
+    }
+
+    /// The recorded arguments.
+    pub fn args(&self) -> &'a [ProbeArg] {
+        self.args
+    }
+
+    /// Function parameters (0-based) a return probe must save at entry, in
+    /// entry-data slot order: slot `i` holds parameter `entry_args()[i]`.
+    pub fn entry_args(&self) -> &'a [u16] {
+        self.entry_args
+    }
+
+    /// Size of the probe's header after the common `trace_entry`
+    /// (`__probe_ip`: 8; `__probe_func`+`__probe_ret_ip` or
+    /// `__parent_ip`+`__ip`: 16).
+    pub fn header_size(&self) -> u32 {
+        match self.kind {
+            ProbeKind::Kprobe | ProbeKind::FprobeEntry | ProbeKind::Tracepoint => 8,
+            _ => 16,
+        }
+    }
+
+    /// Offset of the first argument from the start of the trace entry.
+    pub fn args_offset(&self) -> u32 {
+        TRACE_ENTRY_SIZE.saturating_add(self.header_size())
+    }
+
+    /// Size of the fixed argument area (the kernel's `tp->size`).
+    pub fn args_size(&self) -> u32 {
+        self.size
+    }
+
+    /// Size of the fixed part of a record: trace entry, header, arguments.
+    pub fn fixed_size(&self) -> u32 {
+        self.args_offset().saturating_add(self.size)
+    }
+
+    /// Number of string arguments (each may add up to 4096 bytes).
+    pub fn nr_dynamic(&self) -> u32 {
+        self.args()
+            .iter()
+            .filter(|a| a.ty.is_string())
+            .map(|a| u32::from(a.count.max(1)))
+            .fold(0u32, |x, y| x.saturating_add(y))
+    }
+
+    /// Longest string an argument records, NUL included: function events
+    /// keep the 2018 interface's limit, probe events the kernel's.
+    pub fn string_max(&self) -> usize {
+        if self.kind.is_function_event() {
+            crate::lang::MAX_FUNCTION_STRING
+        } else {
+            crate::lang::MAX_STRING_SIZE
+        }
+    }
+
+    /// A record never exceeds this many bytes.
+    pub fn max_record_size(&self) -> u32 {
+        self.fixed_size()
+            .saturating_add(self.nr_dynamic().saturating_mul(self.string_max() as u32))
+    }
+
+    /// Number of fields in the `format` file (header fields included).
+    pub fn nr_fields(&self) -> usize {
+        let h = if self.header_size() == 8 { 1 } else { 2 };
+        self.args.len().saturating_add(h)
+    }
+
+    /// Field `i` of the `format` file (header fields first).
+    pub fn field(&self, i: usize) -> Option<Field<'a>> {
+        let hdr = |name: &'static str, off: u32| Field {
+            name,
+            c_type: "unsigned long",
+            count: 0,
+            offset: off,
+            size: 8,
+            signed: false,
+            header: true,
+        };
+        let (h0, h1) = match self.kind {
+            ProbeKind::Kprobe | ProbeKind::FprobeEntry | ProbeKind::Tracepoint => {
+                ("__probe_ip", "")
+            }
+            ProbeKind::Kretprobe | ProbeKind::FprobeExit => ("__probe_func", "__probe_ret_ip"),
+            ProbeKind::FunctionEntry | ProbeKind::FunctionExit => ("__parent_ip", "__ip"),
+        };
+        let nh = if h1.is_empty() { 1 } else { 2 };
+        if i == 0 {
+            return Some(hdr(h0, 8));
+        }
+        if i == 1 && nh == 2 {
+            return Some(hdr(h1, 16));
+        }
+        let a = self.args.get(i.checked_sub(nh)?)?;
+        let c_type = if self.kind.is_function_event() && a.ty == FetchType::Symbol {
+            "unsigned long"
+        } else {
+            a.ty.c_type()
+        };
+        Some(Field {
+            name: a.name(),
+            c_type,
+            count: a.count(),
+            offset: self.args_offset().saturating_add(a.offset),
+            size: a.size(),
+            signed: a.ty.is_signed(),
+            header: false,
+        })
+    }
+
+    /// Iterate over the `format` fields.
+    pub fn fields(&self) -> impl Iterator<Item = Field<'a>> + '_ {
+        (0..self.nr_fields()).filter_map(move |i| self.field(i))
+    }
+
+    /// Write the `print fmt` string exactly as the kernel builds it (with the
+    /// surrounding quotes and the `REC->` argument list).
+    pub fn print_fmt<W: Write>(&self, w: &mut W) -> fmt::Result {
+        if self.kind.is_function_event() {
+            return self.function_print_fmt(w);
+        }
+        let (fmt, args) = match self.kind {
+            ProbeKind::Kretprobe | ProbeKind::FprobeExit => {
+                ("(%lx <- %lx)", ", REC->__probe_func, REC->__probe_ret_ip")
+            }
+            _ => ("(%lx)", ", REC->__probe_ip"),
+        };
+        write!(w, "\"{}", fmt)?;
+        for a in self.args() {
+            write!(w, " {}=", a.name())?;
+            if a.count > 0 {
+                write!(w, "{{{}", a.ty.probe_fmt())?;
+                for _ in 1..a.count {
+                    write!(w, ",{}", a.ty.probe_fmt())?;
+                }
+                w.write_str("}")?;
+            } else {
+                w.write_str(a.ty.probe_fmt())?;
+            }
+        }
+        write!(w, "\"{}", args)?;
+        self.write_rec_args(w)
+    }
+
+    /// The print fmt's argument list: `, REC->name` per value, `[j]` per
+    /// array element, `__get_str()` for strings (a `char[N]` is one value).
+    fn write_rec_args<W: Write>(&self, w: &mut W) -> fmt::Result {
+        for a in self.args() {
+            let count = if a.fixed_string { 0 } else { a.count };
+            for j in 0..count {
+                if a.ty.is_string() {
+                    write!(w, ", __get_str({}[{}])", a.name(), j)?;
+                } else {
+                    write!(w, ", REC->{}[{}]", a.name(), j)?;
+                }
+            }
+            if count > 0 {
+                continue;
+            }
+            if a.ty.is_string() {
+                write!(w, ", __get_str({})", a.name())?;
+            } else {
+                write!(w, ", REC->{}", a.name())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn function_print_fmt<W: Write>(&self, w: &mut W) -> fmt::Result {
+        let exit = self.kind == ProbeKind::FunctionExit;
+        let (head, tail_args) = if exit {
+            ("\"%pS <- %pS(", ", REC->__parent_ip, REC->__ip")
+        } else {
+            ("\"%pS->%pS(", ", REC->__ip, REC->__parent_ip")
+        };
+        w.write_str(head)?;
+        let nparams = if exit {
+            self.args.len().saturating_sub(1)
+        } else {
+            self.args.len()
+        };
+        for (i, a) in self.args().iter().enumerate() {
+            if i == nparams {
+                w.write_str(") ")?;
+            } else if i > 0 {
+                w.write_str(", ")?;
+            }
+            write!(w, "{}=", a.name())?;
+            if a.count > 0 && !a.fixed_string {
+                for j in 0..a.count {
+                    if j > 0 {
+                        w.write_str(",")?;
+                    }
+                    w.write_str(a.ty.function_fmt())?;
+                }
+            } else if a.fixed_string {
+                w.write_str("%s")?;
+            } else {
+                w.write_str(a.ty.function_fmt())?;
+            }
+        }
+        if nparams == self.args.len() {
+            w.write_str(")")?;
+        }
+        w.write_str("\"")?;
+        w.write_str(tail_args)?;
+        self.write_rec_args(w)
+    }
+}
