@@ -6,6 +6,8 @@
 
 mod common;
 use common::*;
+
+mod whole_lines;
 use dynprobe_lang::ErrorCode::*;
 use dynprobe_lang::*;
 

@@ -1,0 +1,532 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Whole lines in each control file: blank lines, comments, removals,
+//! reserved argument names and characters the kernel's `isspace()` takes
+//! that Rust's ASCII whitespace does not (`\x0b`). Each line's outcome in
+//! kprobe_events, dynamic_events and function_events is pinned, with the
+//! error's code, caret column, errno, subsystem, whether error_log gets it
+//! and the command text error_log shows.
+
+use super::common::*;
+use dynprobe_lang::*;
+
+fn outcome(control: Control, line: &[u8]) -> String {
+    let mut d = Box::new(Definition::new());
+    match parse(control, line, &FakeKernel, &mut d) {
+        Ok(Command::Remove {
+            group,
+            event,
+            args,
+            kprobes_only,
+        }) => format!(
+            "remove {group:?} {event:?} {:?} {kprobes_only}",
+            String::from_utf8_lossy(args)
+        ),
+        Ok(Command::Define) => {
+            let mut s = String::new();
+            d.canonical(&mut s).unwrap();
+            format!("define {s}")
+        }
+        Ok(Command::Nothing) => "nothing".into(),
+        Err(e) => {
+            let mut shown = String::new();
+            write_command(&e, line, &mut shown).unwrap();
+            format!(
+                "error {:?} col {} errno {} {} logged {} cmd {:?}",
+                e.code,
+                e.column,
+                e.errno,
+                e.subsystem.name(),
+                e.logged,
+                shown
+            )
+        }
+    }
+}
+
+/// A line and its outcome in kprobe_events, dynamic_events and
+/// function_events.
+const CASES: &[(&[u8], [&str; 3])] = &[
+    (
+        b"-:ev",
+        [
+            "remove None \"ev\" \"\" true",
+            "remove None \"ev\" \"\" false",
+            "remove None \"ev\" \"\" false",
+        ],
+    ),
+    (
+        b"-:grp/ev vfs_read a=%di",
+        [
+            "remove Some(\"grp\") \"ev\" \" vfs_read a=%di\" true",
+            "remove Some(\"grp\") \"ev\" \" vfs_read a=%di\" false",
+            "remove Some(\"grp\") \"ev\" \" vfs_read a=%di\" false",
+        ],
+    ),
+    (
+        b"-:grp/",
+        [
+            "remove Some(\"grp\") \"\" \"\" true",
+            "remove Some(\"grp\") \"\" \"\" false",
+            "remove Some(\"grp\") \"\" \"\" false",
+        ],
+    ),
+    (
+        b"-:",
+        [
+            "error NoEventName col 0 errno 22 trace_kprobe logged false cmd \"-:\"",
+            "error NoEventName col 0 errno 22 dynevent logged false cmd \"-:\"",
+            "error NoEventName col 1 errno 22 function_events logged true cmd \"-:\"",
+        ],
+    ),
+    (
+        b"-",
+        [
+            "error NoEventName col 0 errno 22 trace_kprobe logged false cmd \"-\"",
+            "error NoEventName col 0 errno 22 dynevent logged false cmd \"-\"",
+            "error NoEventName col 1 errno 22 function_events logged true cmd \"-\"",
+        ],
+    ),
+    (
+        b"-foo",
+        [
+            "error NoEventName col 0 errno 22 trace_kprobe logged false cmd \"-foo\"",
+            "error NoEventName col 0 errno 22 dynevent logged false cmd \"-foo\"",
+            "remove None \"foo\" \"\" false",
+        ],
+    ),
+    (
+        b"-:/",
+        [
+            "remove Some(\"\") \"\" \"\" true",
+            "remove Some(\"\") \"\" \"\" false",
+            "remove Some(\"\") \"\" \"\" false",
+        ],
+    ),
+    (
+        b"-:a/b/c",
+        [
+            "remove Some(\"a\") \"b/c\" \"\" true",
+            "remove Some(\"a\") \"b/c\" \"\" false",
+            "remove Some(\"a\") \"b/c\" \"\" false",
+        ],
+    ),
+    (
+        b"!p:ev vfs_read",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"!p:ev vfs_read\"",
+            "remove None \"ev\" \" vfs_read\" false",
+            "remove None \"p:ev\" \" vfs_read\" false",
+        ],
+    ),
+    (
+        b"!ev",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"!ev\"",
+            "error NoEventName col 0 errno 22 dynevent logged false cmd \"!ev\"",
+            "remove None \"ev\" \"\" false",
+        ],
+    ),
+    (
+        b"!:ev",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"!:ev\"",
+            "remove None \"ev\" \"\" false",
+            "remove None \"ev\" \"\" false",
+        ],
+    ),
+    (
+        b"!",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"!\"",
+            "error NoEventName col 0 errno 22 dynevent logged false cmd \"!\"",
+            "error NoEventName col 1 errno 22 function_events logged true cmd \"!\"",
+        ],
+    ),
+    (
+        b"!:",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"!:\"",
+            "error NoEventName col 0 errno 22 dynevent logged false cmd \"!:\"",
+            "error NoEventName col 1 errno 22 function_events logged true cmd \"!:\"",
+        ],
+    ),
+    (
+        b"!p:grp/",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"!p:grp/\"",
+            "remove Some(\"grp\") \"\" \"\" false",
+            "remove Some(\"p:grp\") \"\" \"\" false",
+        ],
+    ),
+    (
+        b"  -:ev  vfs_read   a=1  ",
+        [
+            "remove None \"ev\" \"  vfs_read   a=1  \" true",
+            "remove None \"ev\" \"  vfs_read   a=1  \" false",
+            "remove None \"ev\" \"  vfs_read   a=1  \" false",
+        ],
+    ),
+    (
+        b"\t-:ev\tx",
+        [
+            "remove None \"ev\" \"\\tx\" true",
+            "remove None \"ev\" \"\\tx\" false",
+            "remove None \"ev\" \"\\tx\" false",
+        ],
+    ),
+    (
+        b"-:g/e#comment",
+        [
+            "remove Some(\"g\") \"e\" \"\" true",
+            "remove Some(\"g\") \"e\" \"\" false",
+            "remove Some(\"g\") \"e\" \"\" false",
+        ],
+    ),
+    (
+        b"-:\xff",
+        [
+            "error NoEventName col 0 errno 22 trace_kprobe logged false cmd \"-:ÿ\"",
+            "error NoEventName col 0 errno 22 dynevent logged false cmd \"-:ÿ\"",
+            "error BadEventName col 0 errno 22 function_events logged true cmd \"-:ÿ\"",
+        ],
+    ),
+    (
+        b"-:g\xff/e",
+        [
+            "error NoEventName col 0 errno 22 trace_kprobe logged false cmd \"-:gÿ/e\"",
+            "error NoEventName col 0 errno 22 dynevent logged false cmd \"-:gÿ/e\"",
+            "error BadEventName col 0 errno 22 function_events logged true cmd \"-:gÿ/e\"",
+        ],
+    ),
+    (
+        b"-\xff",
+        [
+            "error NoEventName col 0 errno 22 trace_kprobe logged false cmd \"-ÿ\"",
+            "error NoEventName col 0 errno 22 dynevent logged false cmd \"-ÿ\"",
+            "error BadEventName col 0 errno 22 function_events logged true cmd \"-ÿ\"",
+        ],
+    ),
+    (
+        b"!\xff:e",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"!ÿ:e\"",
+            "remove None \"e\" \"\" false",
+            "error BadEventName col 0 errno 22 function_events logged true cmd \"!ÿ:e\"",
+        ],
+    ),
+    (
+        b"-:ev#",
+        [
+            "remove None \"ev\" \"\" true",
+            "remove None \"ev\" \"\" false",
+            "remove None \"ev\" \"\" false",
+        ],
+    ),
+    (
+        b"#-:ev",
+        [
+            "nothing",
+            "nothing",
+            "nothing",
+        ],
+    ),
+    (
+        b" \x0b-:ev",
+        [
+            "remove None \"ev\" \"\" true",
+            "remove None \"ev\" \"\" false",
+            "remove None \"ev\" \"\" false",
+        ],
+    ),
+    (
+        b"-:ev\x0bx y",
+        [
+            "remove None \"ev\" \"\\u{b}x y\" true",
+            "remove None \"ev\" \"\\u{b}x y\" false",
+            "remove None \"ev\" \"\\u{b}x y\" false",
+        ],
+    ),
+    (
+        b"-\x0b:ev",
+        [
+            "error NoEventName col 0 errno 22 trace_kprobe logged false cmd \"- :ev\"",
+            "error NoEventName col 0 errno 22 dynevent logged false cmd \"-\\u{b}:ev\"",
+            "error NoEventName col 1 errno 22 function_events logged true cmd \"-\\u{b}:ev\"",
+        ],
+    ),
+    (
+        b"- :ev",
+        [
+            "error NoEventName col 0 errno 22 trace_kprobe logged false cmd \"- :ev\"",
+            "error NoEventName col 0 errno 22 dynevent logged false cmd \"- :ev\"",
+            "error NoEventName col 1 errno 22 function_events logged true cmd \"- :ev\"",
+        ],
+    ),
+    (
+        b"-:ev\x00x",
+        [
+            "remove None \"ev\\0x\" \"\" true",
+            "remove None \"ev\\0x\" \"\" false",
+            "remove None \"ev\\0x\" \"\" false",
+        ],
+    ),
+    (
+        b"\x00",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"\\0\"",
+            "error NoMatchingType col 0 errno 22 dynevent logged true cmd \"\\0\"",
+            "nothing",
+        ],
+    ),
+    (
+        b" \x00 p",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"\\0 p\"",
+            "error NoMatchingType col 0 errno 22 dynevent logged true cmd \" \\0 p\"",
+            "nothing",
+        ],
+    ),
+    (
+        b"",
+        [
+            "nothing",
+            "nothing",
+            "nothing",
+        ],
+    ),
+    (
+        b"   ",
+        [
+            "nothing",
+            "nothing",
+            "nothing",
+        ],
+    ),
+    (
+        b"#",
+        [
+            "nothing",
+            "nothing",
+            "nothing",
+        ],
+    ),
+    (
+        b" # x",
+        [
+            "nothing",
+            "nothing",
+            "nothing",
+        ],
+    ),
+    (
+        b"\x0b",
+        [
+            "nothing",
+            "nothing",
+            "nothing",
+        ],
+    ),
+    (
+        b"\r",
+        [
+            "nothing",
+            "nothing",
+            "nothing",
+        ],
+    ),
+    (
+        b"x",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"x\"",
+            "error NoMatchingType col 0 errno 22 dynevent logged true cmd \"x\"",
+            "error FeNoOpenParen col 1 errno 22 function_events logged true cmd \"x\"",
+        ],
+    ),
+    (
+        b"p",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"p\"",
+            "error NoMatchingType col 0 errno 22 dynevent logged true cmd \"p\"",
+            "error FeNoOpenParen col 1 errno 22 function_events logged true cmd \"p\"",
+        ],
+    ),
+    (
+        b"p:ev",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"p:ev\"",
+            "error NoMatchingType col 0 errno 22 dynevent logged true cmd \"p:ev\"",
+            "error FeNoOpenParen col 1 errno 22 function_events logged true cmd \"p:ev\"",
+        ],
+    ),
+    (
+        b"p:ev vfs_read #c",
+        [
+            "define p:kprobes/ev vfs_read",
+            "define p:kprobes/ev vfs_read",
+            "error FeNoOpenParen col 1 errno 22 function_events logged true cmd \"p:ev vfs_read \"",
+        ],
+    ),
+    (
+        b"p:ev\x0bvfs_read",
+        [
+            "define p:kprobes/ev vfs_read",
+            "define p:kprobes/ev vfs_read",
+            "error FeNoOpenParen col 1 errno 22 function_events logged true cmd \"p:ev\\u{b}vfs_read\"",
+        ],
+    ),
+    (
+        b"p:ev  vfs_read\t%di:x9 #c",
+        [
+            "error BadType col 18 errno 22 trace_kprobe logged true cmd \"p:ev vfs_read %di:x9\"",
+            "error BadType col 18 errno 22 trace_kprobe logged true cmd \"p:ev vfs_read %di:x9\"",
+            "error FeNoOpenParen col 1 errno 22 function_events logged true cmd \"p:ev  vfs_read\\t%di:x9 \"",
+        ],
+    ),
+    (
+        b"p:ev vfs_read %di:x9#c",
+        [
+            "error BadType col 18 errno 22 trace_kprobe logged true cmd \"p:ev vfs_read %di:x9\"",
+            "error BadType col 18 errno 22 trace_kprobe logged true cmd \"p:ev vfs_read %di:x9\"",
+            "error FeNoOpenParen col 1 errno 22 function_events logged true cmd \"p:ev vfs_read %di:x9\"",
+        ],
+    ),
+    (
+        b"vfs_read(",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"vfs_read(\"",
+            "error NoMatchingType col 0 errno 22 dynevent logged true cmd \"vfs_read(\"",
+            "error BadType col 9 errno 22 function_events logged true cmd \"vfs_read(\"",
+        ],
+    ),
+    (
+        b"vfs_read(int a) #c",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"vfs_read(int a)\"",
+            "error NoMatchingType col 0 errno 22 dynevent logged true cmd \"vfs_read(int a) \"",
+            "define vfs_read(int a)",
+        ],
+    ),
+    (
+        b" vfs_read ( int a , x64 b ) -> int r # c",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"vfs_read ( int a , x64 b ) -> int r\"",
+            "error NoMatchingType col 0 errno 22 dynevent logged true cmd \" vfs_read ( int a , x64 b ) -> int r \"",
+            "define vfs_read(int a, x64 b) -> int r",
+        ],
+    ),
+    (
+        b"vfs_read(int a)#",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"vfs_read(int a)\"",
+            "error NoMatchingType col 0 errno 22 dynevent logged true cmd \"vfs_read(int a)\"",
+            "define vfs_read(int a)",
+        ],
+    ),
+    (
+        b"vfs_read(\x0bint a)",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"vfs_read( int a)\"",
+            "error NoMatchingType col 0 errno 22 dynevent logged true cmd \"vfs_read(\\u{b}int a)\"",
+            "define vfs_read(int a)",
+        ],
+    ),
+    (
+        b"vfs_read(int a\x0b)",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"vfs_read(int a )\"",
+            "error NoMatchingType col 0 errno 22 dynevent logged true cmd \"vfs_read(int a\\u{b})\"",
+            "define vfs_read(int a)",
+        ],
+    ),
+    (
+        b"vfs_read(int common_pid)",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"vfs_read(int common_pid)\"",
+            "error NoMatchingType col 0 errno 22 dynevent logged true cmd \"vfs_read(int common_pid)\"",
+            "error UsedArgName col 13 errno 22 function_events logged true cmd \"vfs_read(int common_pid)\"",
+        ],
+    ),
+    (
+        b"vfs_read(int __ip)",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"vfs_read(int __ip)\"",
+            "error NoMatchingType col 0 errno 22 dynevent logged true cmd \"vfs_read(int __ip)\"",
+            "error UsedArgName col 13 errno 22 function_events logged true cmd \"vfs_read(int __ip)\"",
+        ],
+    ),
+    (
+        b"vfs_read(int __probe_ip)",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"vfs_read(int __probe_ip)\"",
+            "error NoMatchingType col 0 errno 22 dynevent logged true cmd \"vfs_read(int __probe_ip)\"",
+            "define vfs_read(int __probe_ip)",
+        ],
+    ),
+    (
+        b"p vfs_read __ip=%di",
+        [
+            "define p:kprobes/p_vfs_read_0 vfs_read __ip=%di",
+            "define p:kprobes/p_vfs_read_0 vfs_read __ip=%di",
+            "error FeNoOpenParen col 2 errno 22 function_events logged true cmd \"p vfs_read __ip=%di\"",
+        ],
+    ),
+    (
+        b"p vfs_read __probe_ip=%di",
+        [
+            "error UsedArgName col 11 errno 22 trace_kprobe logged true cmd \"p vfs_read __probe_ip=%di\"",
+            "error UsedArgName col 11 errno 22 trace_kprobe logged true cmd \"p vfs_read __probe_ip=%di\"",
+            "error FeNoOpenParen col 2 errno 22 function_events logged true cmd \"p vfs_read __probe_ip=%di\"",
+        ],
+    ),
+    (
+        b"p vfs_read common_pid=%di",
+        [
+            "error UsedArgName col 11 errno 22 trace_kprobe logged true cmd \"p vfs_read common_pid=%di\"",
+            "error UsedArgName col 11 errno 22 trace_kprobe logged true cmd \"p vfs_read common_pid=%di\"",
+            "error FeNoOpenParen col 2 errno 22 function_events logged true cmd \"p vfs_read common_pid=%di\"",
+        ],
+    ),
+    (
+        b"p vfs_read __parent_ip=%di",
+        [
+            "define p:kprobes/p_vfs_read_0 vfs_read __parent_ip=%di",
+            "define p:kprobes/p_vfs_read_0 vfs_read __parent_ip=%di",
+            "error FeNoOpenParen col 2 errno 22 function_events logged true cmd \"p vfs_read __parent_ip=%di\"",
+        ],
+    ),
+    (
+        b"f:ev vfs_read common_tgid=$arg1",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"f:ev vfs_read common_tgid=$arg1\"",
+            "error UsedArgName col 14 errno 22 trace_fprobe logged true cmd \"f:ev vfs_read common_tgid=$arg1\"",
+            "error FeNoOpenParen col 1 errno 22 function_events logged true cmd \"f:ev vfs_read common_tgid=$arg1\"",
+        ],
+    ),
+    (
+        b"f:ev vfs_read __probe_func=$arg1",
+        [
+            "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"f:ev vfs_read __probe_func=$arg1\"",
+            "error UsedArgName col 14 errno 22 trace_fprobe logged true cmd \"f:ev vfs_read __probe_func=$arg1\"",
+            "error FeNoOpenParen col 1 errno 22 function_events logged true cmd \"f:ev vfs_read __probe_func=$arg1\"",
+        ],
+    ),
+];
+
+#[test]
+fn whole_lines() {
+    let controls = [
+        Control::KprobeEvents,
+        Control::DynamicEvents,
+        Control::FunctionEvents,
+    ];
+    for (line, expected) in CASES {
+        for (control, want) in controls.iter().zip(expected) {
+            assert_eq!(
+                outcome(*control, line),
+                *want,
+                "{control:?} {:?}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
+}
