@@ -18,10 +18,12 @@ use core::fmt::Write;
 
 use crate::lang::def::{Command, Definition, ProbeArg, ProbeKind};
 use crate::lang::error::{errno, ErrorCode, ParseError, Subsystem};
-use crate::lang::fixed::{self, at, is_alnum, is_alpha, is_digit, is_space, Str};
 use crate::lang::resolver::Resolver;
+use crate::lang::text::{
+    self, at, is_alnum, is_alpha, is_digit, is_reserved_field, is_space, Fields, Str,
+};
 use crate::lang::types::{Deref, FetchType, Load, Program, Space, Store};
-use crate::lang::{MAX_ARRAY_LEN, MAX_EVENT_NAME_LEN, MAX_PROBE_EVENT_SIZE, MAX_TRACE_ARGS};
+use crate::lang::{MAX_ARRAY_LEN, MAX_PROBE_EVENT_SIZE, MAX_TRACE_ARGS};
 
 struct P<'a> {
     s: &'a [u8],
@@ -60,7 +62,7 @@ impl<'a> P<'a> {
         {
             self.i += 1;
         }
-        (st, fixed::mid(self.s, st, self.i))
+        (st, text::mid(self.s, st, self.i))
     }
     fn eat(&mut self, c: u8) -> bool {
         if self.peek() == c {
@@ -80,8 +82,8 @@ impl<'a> P<'a> {
         while self.i < self.s.len() && is_alnum(at(self.s, self.i)) {
             self.i += 1;
         }
-        let t = fixed::mid(self.s, st, self.i);
-        match fixed::kstrtoll(t, 0) {
+        let t = text::mid(self.s, st, self.i);
+        match text::kstrtoll(t, 0) {
             Some(v) => Ok((st, v)),
             None => Err(fe_err(ErrorCode::FeBadIndex, st)),
         }
@@ -96,9 +98,9 @@ impl P<'_> {
         while self.i < self.s.len() && is_alnum(at(self.s, self.i)) {
             self.i += 1;
         }
-        let t = fixed::mid(self.s, st, self.i);
+        let t = text::mid(self.s, st, self.i);
         let hex = t.len() > 2 && at(t, 0) == b'0' && at(t, 1).eq_ignore_ascii_case(&b'x');
-        match fixed::kstrtoull(t, 0) {
+        match text::kstrtoull(t, 0) {
             Some(v) if hex => Ok(v),
             _ => Err(fe_err(ErrorCode::BadMemAddr, st)),
         }
@@ -320,20 +322,11 @@ impl Builder<'_> {
         prog: Program,
         text: &str,
     ) -> Result<(), ParseError> {
-        const RESERVED: [&str; 7] = [
-            "common_type",
-            "common_flags",
-            "common_preempt_count",
-            "common_pid",
-            "common_tgid",
-            "__parent_ip",
-            "__ip",
-        ];
-        if RESERVED.iter().any(|r| r.as_bytes() == name) {
+        if is_reserved_field(name, Fields::Function) {
             return Err(fe_err(ErrorCode::UsedArgName, name_col));
         }
         let mut a = ProbeArg::new();
-        if a.name.set(fixed::as_str(name)).is_err() || name.len() > crate::lang::MAX_ARG_NAME_LEN {
+        if a.name.set(text::as_str(name)).is_err() || name.len() > crate::lang::MAX_ARG_NAME_LEN {
             return Err(fe_err(ErrorCode::ArgNameTooLong, name_col));
         }
         let _ = a.text.set(
@@ -394,7 +387,7 @@ fn param_elsewhere<R: Resolver>(r: &R, func: &[u8], name: &[u8], slot: u32) -> b
     if name.len() < 2 {
         return false;
     }
-    let func = fixed::as_str(func);
+    let func = text::as_str(func);
     let Some(f) = r.btf_func(func) else {
         return false;
     };
@@ -406,7 +399,7 @@ fn param_elsewhere<R: Resolver>(r: &R, func: &[u8], name: &[u8], slot: u32) -> b
 }
 
 fn is_name(w: &[u8]) -> bool {
-    fixed::is_good_name(w)
+    text::is_good_name(w)
 }
 
 /// Parse a `function_events` line (comment already removed).
@@ -424,12 +417,12 @@ pub(crate) fn parse<'l, R: Resolver>(
         let mut w = crate::lang::parse::Words::new(line);
         let a0 = w.next().unwrap_or(&[]);
         let ev = if at(a0, 1) == b':' {
-            fixed::tail(a0, 2)
+            text::tail(a0, 2)
         } else {
-            fixed::tail(a0, 1)
+            text::tail(a0, 1)
         };
-        let (group, event) = match fixed::find(ev, b'/') {
-            Some(s) => (Some(fixed::head(ev, s)), fixed::tail(ev, s + 1)),
+        let (group, event) = match text::find(ev, b'/') {
+            Some(s) => (Some(text::head(ev, s)), text::tail(ev, s + 1)),
             None => (None, ev),
         };
         if group.is_none() && event.is_empty() {
@@ -445,7 +438,7 @@ pub(crate) fn parse<'l, R: Resolver>(
         return Ok(Command::Remove {
             group,
             event,
-            args: fixed::tail(line, start),
+            args: text::tail(line, start),
             kprobes_only: false,
         });
     }
@@ -456,11 +449,11 @@ pub(crate) fn parse<'l, R: Resolver>(
     while p.i < line.len() && (is_alnum(at(line, p.i)) || matches!(at(line, p.i), b'_' | b'.')) {
         p.i += 1;
     }
-    let func = fixed::mid(line, fst, p.i);
+    let func = text::mid(line, fst, p.i);
     if func.is_empty() || !(is_alpha(at(func, 0)) || at(func, 0) == b'_') {
         return Err(fe_err(ErrorCode::FeBadFunc, fst));
     }
-    if out.symbol.set(fixed::as_str(func)).is_err() {
+    if out.symbol.set(text::as_str(func)).is_err() {
         return Err(fe_err(ErrorCode::FeBadFunc, fst));
     }
     out.has_symbol = true;
@@ -468,12 +461,12 @@ pub(crate) fn parse<'l, R: Resolver>(
         return Err(fe_err(ErrorCode::FeNoOpenParen, p.i));
     }
     // Is there an exit part? Look for "->" after the closing parenthesis.
-    let close = fixed::rfind(line, b')');
+    let close = text::rfind(line, b')');
     let exit = match close {
         Some(c) => {
-            let rest = fixed::tail(line, c + 1);
+            let rest = text::tail(line, c + 1);
             let k = rest.iter().position(|&b| !is_space(b));
-            k.map(|k| fixed::tail(rest, k).starts_with(b"->"))
+            k.map(|k| text::tail(rest, k).starts_with(b"->"))
                 .unwrap_or(false)
         }
         None => false,
@@ -484,22 +477,14 @@ pub(crate) fn parse<'l, R: Resolver>(
         ProbeKind::FunctionEntry
     };
     let _ = out.group.set("functions");
-    let mut evname: Str<512> = Str::new();
-    let _ = write!(
-        evname,
-        "{}{}",
-        fixed::as_str(func),
-        if exit { "__exit" } else { "" }
+    // The name starts with a letter or '_', which the kernel's sanitizing
+    // leaves alone.
+    text::set_default_event_name(
+        &mut out.event,
+        format_args!("{}{}", text::as_str(func), if exit { "__exit" } else { "" }),
     );
-    let n = evname.len().min(MAX_EVENT_NAME_LEN - 1);
-    let _ = out.event.set(evname.as_str().get(..n).unwrap_or(""));
-    for i in 0..out.event.len() {
-        if matches!(at(out.event.as_bytes(), i), b'.' | b':' | b'*') {
-            out.event.replace_ascii(i, b'_');
-        }
-    }
     out.fe_text.clear();
-    let _ = write!(out.fe_text, "{}(", fixed::as_str(func));
+    let _ = write!(out.fe_text, "{}(", text::as_str(func));
 
     let mut b = Builder { def: out, exit };
     let mut slot: u32 = 0;
@@ -553,8 +538,8 @@ pub(crate) fn parse<'l, R: Resolver>(
                         if !is_name(name) {
                             return Err(fe_err(ErrorCode::BadArgName, nst));
                         }
-                        let _ = b.def.fe_text.push(fixed::as_str(name));
-                        let _ = piece.push(fixed::as_str(name));
+                        let _ = b.def.fe_text.push(text::as_str(name));
+                        let _ = piece.push(text::as_str(name));
                         if p.peek() == b'=' {
                             p.i += 1;
                             p.ws();
@@ -575,7 +560,7 @@ pub(crate) fn parse<'l, R: Resolver>(
                                 return Err(fe_err(ErrorCode::FeParamElsewhere, nst));
                             }
                             let load = b.param_load(slot, nst)?;
-                            let prog = compile(load, ty, fixed::head(&inds, ni), nst)?;
+                            let prog = compile(load, ty, text::head(&inds, ni), nst)?;
                             b.add(name, nst, ty, prog, piece.as_str())?;
                         }
                     }
@@ -618,17 +603,17 @@ pub(crate) fn parse<'l, R: Resolver>(
         }
         let mut piece: Str<128> = Str::new();
         let _ = write_type(&mut piece, ty);
-        let _ = write!(piece, " {}", fixed::as_str(name));
+        let _ = write!(piece, " {}", text::as_str(name));
         let mut inds = [(0usize, Ind::Off(0)); 32];
         let ni = parse_inds(&mut p, &mut inds, &mut piece)?;
         let _ = write!(b.def.fe_text, " -> {}", piece.as_str());
-        let prog = compile(Load::RetVal, ty, fixed::head(&inds, ni), nst)?;
+        let prog = compile(Load::RetVal, ty, text::head(&inds, ni), nst)?;
         b.add(name, nst, ty, prog, piece.as_str())?;
     }
     if p.peek() != 0 {
         return Err(fe_err(ErrorCode::FeTrailing, p.i));
     }
-    if r.function_exists(None, fixed::as_str(func)) == Some(false) {
+    if r.function_exists(None, text::as_str(func)) == Some(false) {
         return Err(fe_err(ErrorCode::BadProbeAddr, fst));
     }
     Ok(Command::Define)

@@ -42,24 +42,27 @@ pub mod btf;
 mod def;
 mod error;
 mod fetch;
-mod fixed;
 mod funcev;
 mod interp;
 mod parse;
 mod print;
 mod resolver;
+mod text;
 mod types;
+
+// The name the files outside the parser layers still use for `text`.
+use text as fixed;
 
 pub use btf::{Btf, BtfBlobError};
 pub use def::{Command, Control, Definition, Field, ProbeArg, ProbeKind, TRACE_ENTRY_SIZE};
 pub use error::{errno, ErrorCode, ParseError, Subsystem};
-pub use fixed::Str;
 pub use interp::{Fault, HeaderIps, Memory, Regs};
 pub use parse::{parse, write_command};
 pub use print::Symbolizer;
 pub use resolver::{
     BtfError, BtfFunc, BtfMember, BtfType, FuncEntry, NoResolver, Resolver, SymbolCheck,
 };
+pub use text::Str;
 pub use types::{
     Bitfield, Deref, FetchType, Load, PrintKind, Program, Reg, Space, Store, TextRange, MAX_DEREFS,
 };

@@ -6,12 +6,15 @@ use core::fmt::Write;
 use crate::lang::def::{Command, Control, Definition, ProbeKind};
 use crate::lang::error::{errno, ErrorCode, ParseError, Subsystem};
 use crate::lang::fetch::{self, AErr, Ctx, Flags};
-use crate::lang::fixed::{self, at, find, head, is_alnum, is_digit, is_space, tail, Str};
 use crate::lang::resolver::{FuncEntry, Resolver, SymbolCheck};
+use crate::lang::text::{self, at, find, head, is_alnum, is_digit, is_space, tail, Str};
 use crate::lang::{
     KRETPROBE_MAXACTIVE_MAX, MAX_BTF_ARGS_LEN, MAX_DENTRY_ARGS_LEN, MAX_EVENT_NAME_LEN,
     MAX_FPROBE_DATA_SIZE, MAX_LINE_LEN, MAX_TRACE_ARGS,
 };
+
+// The path print.rs writes record bytes with.
+pub(crate) use crate::lang::text::write_lossy;
 
 /// Whitespace-separated words of a line (`argv_split`).
 #[derive(Clone)]
@@ -39,7 +42,7 @@ impl<'a> Iterator for Words<'a> {
         while self.i < self.s.len() && !is_space(at(self.s, self.i)) {
             self.i += 1;
         }
-        Some(fixed::mid(self.s, start, self.i))
+        Some(text::mid(self.s, start, self.i))
     }
 }
 
@@ -67,19 +70,6 @@ pub fn write_command<W: Write>(err: &ParseError, line: &[u8], w: &mut W) -> core
         write_lossy(w, word)?;
     }
     Ok(())
-}
-
-/// Write bytes, mapping non-UTF-8 bytes to characters of the same value.
-pub(crate) fn write_lossy<W: Write>(w: &mut W, b: &[u8]) -> core::fmt::Result {
-    match core::str::from_utf8(b) {
-        Ok(s) => w.write_str(s),
-        Err(_) => {
-            for &c in b {
-                w.write_char(char::from(c))?;
-            }
-            Ok(())
-        }
-    }
 }
 
 /// Caret column for (argv index, offset), as `__trace_probe_log_err`.
@@ -266,7 +256,7 @@ fn parse_event_name(event: &[u8], offset: usize, out: &mut Definition) -> Result
             return Err(lerr(0, ErrorCode::GroupTooLong, offset));
         }
         let g = head(ev, s);
-        if !fixed::is_good_name_ex(g, true) || out.group.set(fixed::as_str(g)).is_err() {
+        if !text::is_good_name_ex(g, true) || out.group.set(text::as_str(g)).is_err() {
             return Err(lerr(0, ErrorCode::BadGroupName, offset));
         }
         offset += s + 1;
@@ -280,29 +270,10 @@ fn parse_event_name(event: &[u8], offset: usize, out: &mut Definition) -> Result
     } else if ev.len() >= MAX_EVENT_NAME_LEN {
         return Err(lerr(0, ErrorCode::EventTooLong, offset));
     }
-    if !fixed::is_good_name(ev) || out.event.set(fixed::as_str(ev)).is_err() {
+    if !text::is_good_name(ev) || out.event.set(text::as_str(ev)).is_err() {
         return Err(lerr(0, ErrorCode::BadEventName, offset));
     }
     Ok(true)
-}
-
-/// Default event name, truncated to 63 bytes and sanitized as the kernel's
-/// `sanitize_event_name()` (`:`, `.`, `*` after the first byte become `_`).
-fn set_default_event(out: &mut Definition, args: core::fmt::Arguments<'_>) {
-    let mut buf: Str<512> = Str::new();
-    let _ = buf.write_fmt(args);
-    let mut n = buf.len().min(MAX_EVENT_NAME_LEN - 1);
-    while n > 0 && !buf.as_str().is_char_boundary(n) {
-        n -= 1;
-    }
-    let s = buf.as_str().get(..n).unwrap_or("");
-    let _ = out.event.set(s);
-    let len = out.event.len();
-    for i in 1..len {
-        if matches!(at(out.event.as_bytes(), i), b':' | b'.' | b'*') {
-            out.event.replace_ascii(i, b'_');
-        }
-    }
 }
 
 /// `module_names`: `MOD:` with an empty part is left to the resolver, as
@@ -320,7 +291,7 @@ fn set_symbol(
     if sym.is_empty() || (!module_names && (sym.last() == Some(&b':') || colon == Some(0))) {
         return Err(lerr(idx, ErrorCode::BadProbeAddr, 0));
     }
-    if core::str::from_utf8(sym).is_err() || out.symbol.set(fixed::as_str(sym)).is_err() {
+    if core::str::from_utf8(sym).is_err() || out.symbol.set(text::as_str(sym)).is_err() {
         return Err(lerr(idx, ErrorCode::BadProbeAddr, 0));
     }
     out.has_symbol = true;
@@ -348,7 +319,7 @@ fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
         if len > MAX_EVENT_NAME_LEN - 1 {
             return Err(lerr(0, ErrorCode::BadMaxact, 1));
         }
-        let m = match fixed::kstrtouint(fixed::mid(argv0, 1, 1 + len), 0) {
+        let m = match text::kstrtouint(text::mid(argv0, 1, 1 + len), 0) {
             Some(m) if m > 0 => m,
             _ => return Err(lerr(0, ErrorCode::BadMaxact, 1)),
         };
@@ -359,7 +330,7 @@ fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
     }
     let mut flags = Flags::default();
     let mut offset: u64 = 0;
-    match fixed::kstrtoull(argv1, 0) {
+    match text::kstrtoull(argv1, 0) {
         Some(addr) => {
             out.has_symbol = false;
             out.addr = addr;
@@ -456,11 +427,14 @@ fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
         let c = if is_return { 'r' } else { 'p' };
         if out.has_symbol {
             let sym: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
-            set_default_event(out, format_args!("{}_{}_{}", c, sym.as_str(), offset));
+            text::set_default_event_name(
+                &mut out.event,
+                format_args!("{}_{}_{}", c, sym.as_str(), offset),
+            );
         } else {
             // `%c_0x%p` of the written address.
             let a = r.hash_pointer(out.addr).unwrap_or(out.addr);
-            set_default_event(out, format_args!("{}_0x{:016x}", c, a));
+            text::set_default_event_name(&mut out.event, format_args!("{}_0x{:016x}", c, a));
         }
     }
     let sym_copy: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
@@ -510,7 +484,7 @@ fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
             }
         }
         for (i, a) in Words::new(line).enumerate().skip(2) {
-            if let Some(p) = fixed::find_sub(a, b"$retval") {
+            if let Some(p) = text::find_sub(a, b"$retval") {
                 let nc = at(a, p + 7);
                 if !is_alnum(nc) && nc != b'_' {
                     if is_tp {
@@ -535,10 +509,10 @@ fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
             } else {
                 ""
             };
-            set_default_event(out, format_args!("{}{}", pre, s.as_str()));
+            text::set_default_event_name(&mut out.event, format_args!("{}{}", pre, s.as_str()));
         } else {
             let sfx = if is_return { "exit" } else { "entry" };
-            set_default_event(out, format_args!("{}__{}", s.as_str(), sfx));
+            text::set_default_event_name(&mut out.event, format_args!("{}__{}", s.as_str(), sfx));
         }
     }
     let flags = Flags {
@@ -677,7 +651,7 @@ fn expand_meta<R: Resolver>(ctx: &mut Ctx<'_, R>, args: &[&[u8]]) -> Result<Meta
             continue;
         }
         if a.starts_with(b"$arg") {
-            let (n, used_digits) = fixed::simple_strtoul(tail(a, 4), 10);
+            let (n, used_digits) = text::simple_strtoul(tail(a, 4), 10);
             let ty = tail(a, 4 + used_digits);
             if !(ty.is_empty() || at(ty, 0) == b':') {
                 return Err(lerr_no(index, ErrorCode::BadVar, 0, errno::ENOENT));
@@ -730,13 +704,13 @@ fn arg_text<R: Resolver>(
         Src::Orig(k) => {
             let a = args.get(k).copied().unwrap_or(&[]);
             if meta.active && a.starts_with(b"$arg") && is_digit(at(a, 4)) {
-                let (n, d) = fixed::simple_strtoul(tail(a, 4), 10);
+                let (n, d) = text::simple_strtoul(tail(a, 4), 10);
                 let name = ctx
                     .btf_param(n.saturating_sub(1) as u32)
                     .map(|x| x.0)
                     .unwrap_or("");
                 buf.push(name).map_err(|_| overflow())?;
-                super::parse::write_lossy(buf, tail(a, 4 + d)).map_err(|_| overflow())?;
+                write_lossy(buf, tail(a, 4 + d)).map_err(|_| overflow())?;
             } else {
                 write_lossy(buf, a).map_err(|_| overflow())?;
             }
@@ -746,17 +720,17 @@ fn arg_text<R: Resolver>(
     let b = *buf;
     let t = b.as_bytes();
     let n = t.len();
-    if n >= 4 && fixed::mid(t, n - 4, n - 1) == b":%p" && matches!(at(t, n - 1), b'd' | b'D') {
+    if n >= 4 && text::mid(t, n - 4, n - 1) == b":%p" && matches!(at(t, n - 1), b'd' | b'D') {
         let eq = find(t, b'=');
         let (pre, val) = match eq {
-            Some(e) if e < n - 4 => (head(t, e + 1), fixed::mid(t, e + 1, n - 4)),
+            Some(e) if e < n - 4 => (head(t, e + 1), text::mid(t, e + 1, n - 4)),
             _ => (&[][..], head(t, n - 4)),
         };
         buf.clear();
         let dn = ctx.r.dentry_name_offset();
         let r = if at(t, n - 1) == b'd' {
             write_lossy(buf, pre)
-                .and_then(|_| write!(buf, "+0x0(+0x{:x}({})):string", dn, fixed::as_str(val)))
+                .and_then(|_| write!(buf, "+0x0(+0x{:x}({})):string", dn, text::as_str(val)))
         } else {
             let fd = ctx.r.file_dentry_offset();
             write_lossy(buf, pre).and_then(|_| {
@@ -765,7 +739,7 @@ fn arg_text<R: Resolver>(
                     "+0x0(+0x{:x}(+0x{:x}({}))):string",
                     dn,
                     fd,
-                    fixed::as_str(val)
+                    text::as_str(val)
                 )
             })
         };
