@@ -16,8 +16,9 @@
 
 use core::fmt::Write;
 
-use crate::lang::def::{Command, Definition, ProbeArg, ProbeKind};
+use crate::lang::def::{Definition, ProbeArg, ProbeKind};
 use crate::lang::error::{errno, ErrorCode, ParseError, Subsystem};
+use crate::lang::lexer::Cursor;
 use crate::lang::resolver::Resolver;
 use crate::lang::text::{
     self, at, is_alnum, is_alpha, is_digit, is_reserved_field, is_space, Fields, Str,
@@ -25,12 +26,8 @@ use crate::lang::text::{
 use crate::lang::types::{Deref, FetchType, Load, Program, Space, Store};
 use crate::lang::{MAX_ARRAY_LEN, MAX_PROBE_EVENT_SIZE, MAX_TRACE_ARGS};
 
-struct P<'a> {
-    s: &'a [u8],
-    i: usize,
-}
-
-fn fe_err(code: ErrorCode, col: usize) -> ParseError {
+/// A function event error at column `col` of the line as written.
+pub(crate) fn fe_err(code: ErrorCode, col: usize) -> ParseError {
     ParseError {
         code,
         column: col,
@@ -44,66 +41,23 @@ fn fe_err(code: ErrorCode, col: usize) -> ParseError {
     }
 }
 
-impl<'a> P<'a> {
-    fn ws(&mut self) {
-        while self.i < self.s.len() && is_space(at(self.s, self.i)) {
-            self.i += 1;
-        }
-    }
-    fn peek(&mut self) -> u8 {
-        self.ws();
-        at(self.s, self.i)
-    }
-    /// A word of identifier/number characters starting at the cursor.
-    fn word(&mut self) -> (usize, &'a [u8]) {
-        self.ws();
-        let st = self.i;
-        while self.i < self.s.len() && (is_alnum(at(self.s, self.i)) || at(self.s, self.i) == b'_')
-        {
-            self.i += 1;
-        }
-        (st, text::mid(self.s, st, self.i))
-    }
-    fn eat(&mut self, c: u8) -> bool {
-        if self.peek() == c {
-            self.i += 1;
-            true
-        } else {
-            false
-        }
-    }
-    /// An integer as `kstrtol()` accepts it (with an optional sign).
-    fn number(&mut self) -> Result<(usize, i64), ParseError> {
-        self.ws();
-        let st = self.i;
-        if matches!(at(self.s, self.i), b'-' | b'+') {
-            self.i += 1;
-        }
-        while self.i < self.s.len() && is_alnum(at(self.s, self.i)) {
-            self.i += 1;
-        }
-        let t = text::mid(self.s, st, self.i);
-        match text::kstrtoll(t, 0) {
-            Some(v) => Ok((st, v)),
-            None => Err(fe_err(ErrorCode::FeBadIndex, st)),
-        }
+/// An integer as `kstrtol()` accepts it (with an optional sign).
+fn number(p: &mut Cursor<'_>) -> Result<(usize, i64), ParseError> {
+    let (start, t) = p.number();
+    match text::kstrtoll(t, 0) {
+        Some(v) => Ok((start, v)),
+        None => Err(fe_err(ErrorCode::FeBadIndex, start)),
     }
 }
 
-impl P<'_> {
-    /// A kernel address (`0x...`, unsigned 64-bit).
-    fn address(&mut self) -> Result<u64, ParseError> {
-        self.ws();
-        let st = self.i;
-        while self.i < self.s.len() && is_alnum(at(self.s, self.i)) {
-            self.i += 1;
-        }
-        let t = text::mid(self.s, st, self.i);
-        let hex = t.len() > 2 && at(t, 0) == b'0' && at(t, 1).eq_ignore_ascii_case(&b'x');
-        match text::kstrtoull(t, 0) {
-            Some(v) if hex => Ok(v),
-            _ => Err(fe_err(ErrorCode::BadMemAddr, st)),
-        }
+/// A kernel address (`0x...`, unsigned 64-bit).
+fn address(p: &mut Cursor<'_>) -> Result<u64, ParseError> {
+    p.skip_space();
+    let (start, t) = p.take_while(is_alnum);
+    let hex = t.len() > 2 && at(t, 0) == b'0' && at(t, 1).eq_ignore_ascii_case(&b'x');
+    match text::kstrtoull(t, 0) {
+        Some(v) if hex => Ok(v),
+        _ => Err(fe_err(ErrorCode::BadMemAddr, start)),
     }
 }
 
@@ -140,7 +94,7 @@ struct Ty {
     count: u32,
 }
 
-fn parse_type(p: &mut P<'_>) -> Result<Ty, ParseError> {
+fn parse_type(p: &mut Cursor<'_>) -> Result<Ty, ParseError> {
     let (st, w) = p.word();
     if w.is_empty() {
         return Err(fe_err(ErrorCode::BadType, st));
@@ -162,11 +116,11 @@ fn parse_type(p: &mut P<'_>) -> Result<Ty, ParseError> {
     };
     let mut count = 0u32;
     if p.peek() == b'[' {
-        let lb = p.i;
-        p.i += 1;
-        let (nst, n) = p.number()?;
+        let lb = p.pos;
+        p.pos += 1;
+        let (nst, n) = number(p)?;
         if !p.eat(b']') {
-            return Err(fe_err(ErrorCode::ArrayNoClose, p.i));
+            return Err(fe_err(ErrorCode::ArrayNoClose, p.pos));
         }
         if t == FetchType::String {
             return Err(fe_err(ErrorCode::BadString, lb));
@@ -197,12 +151,7 @@ enum Ind {
 }
 
 /// Compile a value source plus indirections into a program.
-fn compile(
-    load: Load,
-    ty: Ty,
-    inds: &[(usize, Ind)],
-    start_col: usize,
-) -> Result<Program, ParseError> {
+fn compile(load: Load, ty: Ty, inds: &[(usize, Ind)]) -> Result<Program, ParseError> {
     let mut p = Program::empty();
     p.load = load;
     let esize = if ty.t.is_string() {
@@ -260,7 +209,6 @@ fn compile(
             }
         }
     }
-    let _ = start_col;
     p.store = if is_str {
         Store::String {
             space: Space::Auto,
@@ -276,25 +224,25 @@ fn compile(
 }
 
 fn parse_inds<W: Write>(
-    p: &mut P<'_>,
+    p: &mut Cursor<'_>,
     out: &mut [(usize, Ind); 32],
     text: &mut W,
 ) -> Result<usize, ParseError> {
     let mut n = 0usize;
     loop {
         let c = p.peek();
-        let col = p.i;
+        let col = p.pos;
         let ind = if c == b'[' {
-            p.i += 1;
-            let (_, v) = p.number()?;
+            p.pos += 1;
+            let (_, v) = number(p)?;
             if !p.eat(b']') {
-                return Err(fe_err(ErrorCode::ArrayNoClose, p.i));
+                return Err(fe_err(ErrorCode::ArrayNoClose, p.pos));
             }
             let _ = write!(text, "[{}]", v);
             Ind::Idx(v)
         } else if c == b'+' {
-            p.i += 1;
-            let (_, v) = p.number()?;
+            p.pos += 1;
+            let (_, v) = number(p)?;
             let _ = write!(text, "+{}", v);
             Ind::Off(v)
         } else {
@@ -398,58 +346,17 @@ fn param_elsewhere<R: Resolver>(r: &R, func: &[u8], name: &[u8], slot: u32) -> b
     })
 }
 
-fn is_name(w: &[u8]) -> bool {
-    text::is_good_name(w)
-}
-
-/// Parse a `function_events` line (comment already removed).
-pub(crate) fn parse<'l, R: Resolver>(
-    line: &'l [u8],
+/// Parse a `function_events` definition: a line that is not blank,
+/// comment or removal (those are the caller's), comment removed.
+pub(crate) fn parse<R: Resolver>(
+    line: &[u8],
     r: &R,
     out: &mut Definition,
-) -> Result<Command<'l>, ParseError> {
-    let mut p = P { s: line, i: 0 };
-    let c = p.peek();
-    if c == 0 {
-        return Ok(Command::Nothing);
-    }
-    if c == b'-' || c == b'!' {
-        let mut w = crate::lang::parse::Words::new(line);
-        let a0 = w.next().unwrap_or(&[]);
-        let ev = if at(a0, 1) == b':' {
-            text::tail(a0, 2)
-        } else {
-            text::tail(a0, 1)
-        };
-        let (group, event) = match text::find(ev, b'/') {
-            Some(s) => (Some(text::head(ev, s)), text::tail(ev, s + 1)),
-            None => (None, ev),
-        };
-        if group.is_none() && event.is_empty() {
-            return Err(fe_err(ErrorCode::NoEventName, p.i + 1));
-        }
-        let bad = || fe_err(ErrorCode::BadEventName, 0);
-        let group = match group {
-            Some(g) => Some(core::str::from_utf8(g).map_err(|_| bad())?),
-            None => None,
-        };
-        let event = core::str::from_utf8(event).map_err(|_| bad())?;
-        let start = p.i.saturating_add(a0.len());
-        return Ok(Command::Remove {
-            group,
-            event,
-            args: text::tail(line, start),
-            kprobes_only: false,
-        });
-    }
-
+) -> Result<(), ParseError> {
+    let mut p = Cursor::new(line);
     // FUNCTION
-    p.ws();
-    let fst = p.i;
-    while p.i < line.len() && (is_alnum(at(line, p.i)) || matches!(at(line, p.i), b'_' | b'.')) {
-        p.i += 1;
-    }
-    let func = text::mid(line, fst, p.i);
+    p.skip_space();
+    let (fst, func) = p.take_while(|c| is_alnum(c) || matches!(c, b'_' | b'.'));
     if func.is_empty() || !(is_alpha(at(func, 0)) || at(func, 0) == b'_') {
         return Err(fe_err(ErrorCode::FeBadFunc, fst));
     }
@@ -458,7 +365,7 @@ pub(crate) fn parse<'l, R: Resolver>(
     }
     out.has_symbol = true;
     if !p.eat(b'(') {
-        return Err(fe_err(ErrorCode::FeNoOpenParen, p.i));
+        return Err(fe_err(ErrorCode::FeNoOpenParen, p.pos));
     }
     // Is there an exit part? Look for "->" after the closing parenthesis.
     let close = text::rfind(line, b')');
@@ -496,7 +403,7 @@ pub(crate) fn parse<'l, R: Resolver>(
             }
             first_arg = false;
             // One ARG: NULL or alternatives separated by '|'.
-            let save = p.i;
+            let save = p.pos;
             let (wst, w) = p.word();
             if w == b"NULL" {
                 let _ = b.def.fe_text.push("NULL");
@@ -504,7 +411,7 @@ pub(crate) fn parse<'l, R: Resolver>(
                     .checked_add(1)
                     .ok_or_else(|| fe_err(ErrorCode::TooManyArgs, wst))?;
             } else {
-                p.i = save;
+                p.pos = save;
                 let mut uses_slot = false;
                 let mut first_alt = true;
                 loop {
@@ -515,39 +422,37 @@ pub(crate) fn parse<'l, R: Resolver>(
                     let ty = parse_type(&mut p)?;
                     let _ = write_type(&mut b.def.fe_text, ty);
                     let _ = b.def.fe_text.push(" ");
-                    p.ws();
-                    let nst = p.i;
-                    let c0 = at(line, p.i);
+                    p.skip_space();
+                    let nst = p.pos;
+                    let c0 = p.byte();
                     let mut piece: Str<128> = Str::new();
                     let _ = write_type(&mut piece, ty);
                     let _ = piece.push(" ");
                     if is_digit(c0) {
                         // TYPE ADDR
-                        let addr = p.address()?;
+                        let addr = address(&mut p)?;
                         let mut nm: Str<32> = Str::new();
                         let _ = write!(nm, "addr_{:x}", addr);
                         let _ = write!(b.def.fe_text, "0x{:x}", addr);
                         let _ = write!(piece, "0x{:x}", addr);
-                        let prog = compile(Load::Imm(addr), ty, &[], nst)?;
+                        let prog = compile(Load::Imm(addr), ty, &[])?;
                         b.add(nm.as_bytes(), nst, ty, prog, piece.as_str())?;
                     } else {
                         let (nst, name) = p.word();
                         if name.is_empty() {
                             return Err(fe_err(ErrorCode::FeNoField, nst));
                         }
-                        if !is_name(name) {
+                        if !text::is_good_name(name) {
                             return Err(fe_err(ErrorCode::BadArgName, nst));
                         }
                         let _ = b.def.fe_text.push(text::as_str(name));
                         let _ = piece.push(text::as_str(name));
                         if p.peek() == b'=' {
-                            p.i += 1;
-                            p.ws();
-                            let ast = p.i;
-                            let addr = p.address()?;
+                            p.pos += 1;
+                            let addr = address(&mut p)?;
                             let _ = write!(b.def.fe_text, "=0x{:x}", addr);
                             let _ = write!(piece, "=0x{:x}", addr);
-                            let prog = compile(Load::Imm(addr), ty, &[], ast)?;
+                            let prog = compile(Load::Imm(addr), ty, &[])?;
                             b.add(name, nst, ty, prog, piece.as_str())?;
                         } else {
                             let mut inds = [(0usize, Ind::Off(0)); 32];
@@ -560,7 +465,7 @@ pub(crate) fn parse<'l, R: Resolver>(
                                 return Err(fe_err(ErrorCode::FeParamElsewhere, nst));
                             }
                             let load = b.param_load(slot, nst)?;
-                            let prog = compile(load, ty, text::head(&inds, ni), nst)?;
+                            let prog = compile(load, ty, text::head(&inds, ni))?;
                             b.add(name, nst, ty, prog, piece.as_str())?;
                         }
                     }
@@ -587,18 +492,18 @@ pub(crate) fn parse<'l, R: Resolver>(
         } else {
             ErrorCode::FeTrailing
         };
-        return Err(fe_err(code, p.i));
+        return Err(fe_err(code, p.pos));
     }
     let _ = b.def.fe_text.push(")");
     if exit {
-        p.ws();
-        p.i = p.i.saturating_add(2); // "->"
+        p.skip_space();
+        p.pos = p.pos.saturating_add(2); // "->"
         let ty = parse_type(&mut p)?;
         let (nst, name) = p.word();
         if name.is_empty() {
             return Err(fe_err(ErrorCode::FeNoField, nst));
         }
-        if !is_name(name) {
+        if !text::is_good_name(name) {
             return Err(fe_err(ErrorCode::BadArgName, nst));
         }
         let mut piece: Str<128> = Str::new();
@@ -607,14 +512,14 @@ pub(crate) fn parse<'l, R: Resolver>(
         let mut inds = [(0usize, Ind::Off(0)); 32];
         let ni = parse_inds(&mut p, &mut inds, &mut piece)?;
         let _ = write!(b.def.fe_text, " -> {}", piece.as_str());
-        let prog = compile(Load::RetVal, ty, text::head(&inds, ni), nst)?;
+        let prog = compile(Load::RetVal, ty, text::head(&inds, ni))?;
         b.add(name, nst, ty, prog, piece.as_str())?;
     }
     if p.peek() != 0 {
-        return Err(fe_err(ErrorCode::FeTrailing, p.i));
+        return Err(fe_err(ErrorCode::FeTrailing, p.pos));
     }
     if r.function_exists(None, text::as_str(func)) == Some(false) {
         return Err(fe_err(ErrorCode::BadProbeAddr, fst));
     }
-    Ok(Command::Define)
+    Ok(())
 }

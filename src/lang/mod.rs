@@ -44,6 +44,7 @@ mod error;
 mod fetch;
 mod funcev;
 mod interp;
+mod lexer;
 mod parse;
 mod print;
 mod resolver;
@@ -57,6 +58,7 @@ pub use btf::{Btf, BtfBlobError};
 pub use def::{Command, Control, Definition, Field, ProbeArg, ProbeKind, TRACE_ENTRY_SIZE};
 pub use error::{errno, ErrorCode, ParseError, Subsystem};
 pub use interp::{Fault, HeaderIps, Memory, Regs};
+pub use lexer::{cut_line, Cut};
 pub use parse::{parse, write_command};
 pub use print::Symbolizer;
 pub use resolver::{

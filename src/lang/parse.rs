@@ -6,86 +6,29 @@ use core::fmt::Write;
 use crate::lang::def::{Command, Control, Definition, ProbeKind};
 use crate::lang::error::{errno, ErrorCode, ParseError, Subsystem};
 use crate::lang::fetch::{self, AErr, Ctx, Flags};
+use crate::lang::funcev;
+use crate::lang::lexer;
 use crate::lang::resolver::{FuncEntry, Resolver, SymbolCheck};
-use crate::lang::text::{self, at, find, head, is_alnum, is_digit, is_space, tail, Str};
+use crate::lang::text::{self, at, find, head, is_alnum, is_digit, tail, Str};
 use crate::lang::{
     KRETPROBE_MAXACTIVE_MAX, MAX_BTF_ARGS_LEN, MAX_DENTRY_ARGS_LEN, MAX_EVENT_NAME_LEN,
     MAX_FPROBE_DATA_SIZE, MAX_LINE_LEN, MAX_TRACE_ARGS,
 };
 
-// The path print.rs writes record bytes with.
+// The paths def.rs and print.rs use.
+pub(crate) use crate::lang::lexer::Words;
 pub(crate) use crate::lang::text::write_lossy;
-
-/// Whitespace-separated words of a line (`argv_split`).
-#[derive(Clone)]
-pub(crate) struct Words<'a> {
-    s: &'a [u8],
-    i: usize,
-}
-
-impl<'a> Words<'a> {
-    pub(crate) fn new(s: &'a [u8]) -> Self {
-        Words { s, i: 0 }
-    }
-}
-
-impl<'a> Iterator for Words<'a> {
-    type Item = &'a [u8];
-    fn next(&mut self) -> Option<&'a [u8]> {
-        while self.i < self.s.len() && is_space(at(self.s, self.i)) {
-            self.i += 1;
-        }
-        if self.i >= self.s.len() {
-            return None;
-        }
-        let start = self.i;
-        while self.i < self.s.len() && !is_space(at(self.s, self.i)) {
-            self.i += 1;
-        }
-        Some(text::mid(self.s, start, self.i))
-    }
-}
-
-/// Cut the line at the first `#` as the kernel does.
-pub(crate) fn strip_comment(line: &[u8]) -> &[u8] {
-    match find(line, b'#') {
-        Some(p) => head(line, p),
-        None => line,
-    }
-}
 
 /// Write the command text the kernel's `error_log` shows after
 /// `Command: ` for an error on `line`: the words joined by single spaces
 /// (comments removed). Function events and the `dynevent` error show the
 /// line as written.
 pub fn write_command<W: Write>(err: &ParseError, line: &[u8], w: &mut W) -> core::fmt::Result {
-    let line = strip_comment(line);
+    let line = lexer::strip_comment(line);
     if matches!(err.subsystem, Subsystem::Function | Subsystem::Dynevent) {
         return write_lossy(w, line);
     }
-    for (i, word) in Words::new(line).enumerate() {
-        if i > 0 {
-            w.write_char(' ')?;
-        }
-        write_lossy(w, word)?;
-    }
-    Ok(())
-}
-
-/// Caret column for (argv index, offset), as `__trace_probe_log_err`.
-fn column(line: &[u8], index: usize, offset: usize) -> usize {
-    let mut pos = 0usize;
-    let mut found = None;
-    for (i, w) in Words::new(line).enumerate() {
-        if i == index {
-            found = Some(pos);
-        }
-        pos = pos.saturating_add(w.len()).saturating_add(1);
-    }
-    match found {
-        Some(p) => p.saturating_add(offset),
-        None => pos,
-    }
+    lexer::write_words(line, w)
 }
 
 /// Internal error before the column is known.
@@ -150,17 +93,23 @@ pub fn parse<'l, R: Resolver>(
     if line.len() > MAX_LINE_LEN {
         return Err(unlogged(ErrorCode::ArgTooLong, errno::EINVAL, sub0));
     }
-    let line = strip_comment(line);
-    if control == Control::FunctionEvents {
-        return crate::lang::funcev::parse(line, resolver, out);
-    }
-    let argv0 = match Words::new(line).next() {
-        None => return Ok(Command::Nothing),
-        Some(a) => a,
+    let line = lexer::strip_comment(line);
+    let mut words = Words::new(line);
+    let start = words.next_start();
+    let Some(argv0) = words.next() else {
+        return Ok(Command::Nothing);
     };
     let c0 = at(argv0, 0);
-    if c0 == b'-' || (c0 == b'!' && control == Control::DynamicEvents) {
-        return removal(control, line, argv0, sub0);
+    if c0 == b'-' || (c0 == b'!' && control != Control::KprobeEvents) {
+        return removal(control, line, start, argv0, sub0);
+    }
+    if control == Control::FunctionEvents {
+        // The function event syntax reads a NUL byte as the end of the
+        // line.
+        if c0 == 0 {
+            return Ok(Command::Nothing);
+        }
+        return funcev::parse(line, resolver, out).map(|()| Command::Define);
     }
     let (sub, res) = match c0 {
         b'p' | b'r' => (Subsystem::Kprobe, create_kprobe(line, resolver, out)),
@@ -189,7 +138,7 @@ pub fn parse<'l, R: Resolver>(
             out.reset();
             Err(ParseError {
                 code: le.e.code,
-                column: column(line, le.index, le.e.offset),
+                column: lexer::column(line, le.index, le.e.offset),
                 errno: le.e.errno,
                 subsystem: sub,
                 logged: le.e.logged,
@@ -198,46 +147,62 @@ pub fn parse<'l, R: Resolver>(
     }
 }
 
+/// A removal line: `-:[GROUP/]EVENT [PLACE [ARGS]]`, which starts at
+/// `start` with the word `argv0`. dynamic_events also takes
+/// `!TYPE:[GROUP/]EVENT ...`, function_events `-`, `-:`, `!` or `!:`
+/// before the name. The probe event files refuse a malformed removal
+/// without an error_log entry; function_events logs it.
 fn removal<'l>(
     control: Control,
     line: &'l [u8],
+    start: usize,
     argv0: &'l [u8],
     sub: Subsystem,
 ) -> Result<Command<'l>, ParseError> {
-    let bad = || unlogged(ErrorCode::NoEventName, errno::EINVAL, sub);
-    let ev = if at(argv0, 0) == b'-' {
+    let function = control == Control::FunctionEvents;
+    let no_name = || {
+        if function {
+            funcev::fe_err(ErrorCode::NoEventName, start.saturating_add(1))
+        } else {
+            unlogged(ErrorCode::NoEventName, errno::EINVAL, sub)
+        }
+    };
+    let not_utf8 = || {
+        if function {
+            funcev::fe_err(ErrorCode::BadEventName, 0)
+        } else {
+            no_name()
+        }
+    };
+    let name = if function {
+        tail(argv0, if at(argv0, 1) == b':' { 2 } else { 1 })
+    } else if at(argv0, 0) == b'-' {
         if at(argv0, 1) != b':' {
-            return Err(bad());
+            return Err(no_name());
         }
         tail(argv0, 2)
     } else {
         match find(argv0, b':') {
             Some(p) => tail(argv0, p + 1),
-            None => return Err(bad()),
+            None => return Err(no_name()),
         }
     };
-    let (group, event) = match find(ev, b'/') {
-        Some(p) => (Some(head(ev, p)), tail(ev, p + 1)),
-        None => (None, ev),
+    let (group, event) = match find(name, b'/') {
+        Some(p) => (Some(head(name, p)), tail(name, p + 1)),
+        None => (None, name),
     };
     if group.is_none() && event.is_empty() {
-        return Err(bad());
+        return Err(no_name());
     }
     let group = match group {
-        Some(g) => Some(core::str::from_utf8(g).map_err(|_| bad())?),
+        Some(g) => Some(core::str::from_utf8(g).map_err(|_| not_utf8())?),
         None => None,
     };
-    let event = core::str::from_utf8(event).map_err(|_| bad())?;
-    // The rest of the line after argv[0].
-    let start = line
-        .iter()
-        .position(|&c| !is_space(c))
-        .unwrap_or(0)
-        .saturating_add(argv0.len());
+    let event = core::str::from_utf8(event).map_err(|_| not_utf8())?;
     Ok(Command::Remove {
         group,
         event,
-        args: tail(line, start),
+        args: tail(line, start.saturating_add(argv0.len())),
         kprobes_only: control == Control::KprobeEvents,
     })
 }

@@ -530,3 +530,102 @@ fn whole_lines() {
         }
     }
 }
+
+/// A write as the control files run it: read in pieces of at most 4095
+/// bytes (the kernel's `WRITE_BUFSIZE - 1`), each starting at a line; the
+/// lines cut from each piece. A piece whose first line goes on past it
+/// holds a line too long to run.
+fn write(data: &[u8]) -> Result<Vec<String>, &'static str> {
+    const PIECE: usize = 4095;
+    let mut lines = Vec::new();
+    let mut done = 0;
+    while done < data.len() {
+        let piece = &data[done..(done + PIECE).min(data.len())];
+        let ends_write = done + piece.len() == data.len();
+        let mut used = 0;
+        while used < piece.len() {
+            match cut_line(&piece[used..], ends_write) {
+                Cut::Line { text, used: n } => {
+                    lines.push(String::from_utf8_lossy(text).into_owned());
+                    used += n;
+                }
+                Cut::Unfinished => break,
+                Cut::Nul => return Err("NUL"),
+            }
+        }
+        if used == 0 {
+            return Err("too long");
+        }
+        done += used;
+    }
+    Ok(lines)
+}
+
+#[test]
+fn cutting_writes_into_lines() {
+    assert_eq!(
+        cut_line(b"a\nb", false),
+        Cut::Line {
+            text: b"a",
+            used: 2
+        }
+    );
+    assert_eq!(cut_line(b"b", false), Cut::Unfinished);
+    assert_eq!(
+        cut_line(b"b", true),
+        Cut::Line {
+            text: b"b",
+            used: 1
+        }
+    );
+    assert_eq!(cut_line(b"\n", false), Cut::Line { text: b"", used: 1 });
+    assert_eq!(
+        cut_line(b"p x # c\ny", false),
+        Cut::Line {
+            text: b"p x ",
+            used: 8
+        }
+    );
+    // A NUL byte fails the write, in a comment too, but not in a later
+    // line of the buffer.
+    assert_eq!(cut_line(b"a\0b\n", true), Cut::Nul);
+    assert_eq!(cut_line(b"#\0\n", true), Cut::Nul);
+    assert_eq!(
+        cut_line(b"a\nb\0", true),
+        Cut::Line {
+            text: b"a",
+            used: 2
+        }
+    );
+    assert_eq!(cut_line(b"a\0", false), Cut::Unfinished);
+
+    assert_eq!(
+        write(b"a\n\nb # c\n#d\ne"),
+        Ok(vec![
+            "a".into(),
+            "".into(),
+            "b ".into(),
+            "".into(),
+            "e".into()
+        ])
+    );
+    assert_eq!(write(b"a\nb\0\nc"), Err("NUL"));
+    // A line with its newline fits in 4095 bytes, the last line of a
+    // write in 4095 without one; a line that reaches past a piece boundary
+    // starts the next piece.
+    let mut data = vec![b'x'; 4094];
+    data.push(b'\n');
+    data.extend_from_slice(&[b'y'; 4095]);
+    let lines = write(&data).unwrap();
+    assert_eq!(
+        (lines.len(), lines[0].len(), lines[1].len()),
+        (2, 4094, 4095)
+    );
+    let mut data = vec![b'x'; 4095];
+    data.push(b'\n');
+    assert_eq!(write(&data), Err("too long"));
+    let mut data = b"a\n".to_vec();
+    data.extend_from_slice(&[b'y'; 4094]);
+    data.extend_from_slice(b"\nb");
+    assert_eq!(write(&data).unwrap().len(), 3);
+}
