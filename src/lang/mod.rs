@@ -47,6 +47,7 @@ mod interp;
 mod lexer;
 mod parse;
 mod print;
+mod probe;
 mod resolver;
 mod text;
 mod types;
