@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Parser and compiler for `function_events` lines.
+//! The function event syntax: a `function_events` line, read with the
+//! lexer's cursor and handed to the function event compiler
+//! ([`crate::lang::funcev_compile`]).
 //!
 //! ```text
 //! LINE     := FUNCTION '(' ARGS ')' [ '->' TYPE NAME INDIRECT ]
@@ -16,37 +18,21 @@
 
 use core::fmt::Write;
 
-use crate::lang::def::{Definition, ProbeArg, ProbeKind};
-use crate::lang::error::{errno, ErrorCode, ParseError, Subsystem};
+use crate::lang::def::{Definition, ProbeKind};
+use crate::lang::error::{function_error, ErrorCode, ParseError};
+use crate::lang::funcev_compile::{compile, Builder, Ind, Ty};
 use crate::lang::lexer::Cursor;
 use crate::lang::resolver::Resolver;
-use crate::lang::text::{
-    self, at, is_alnum, is_alpha, is_digit, is_reserved_field, is_space, Fields, Str,
-};
-use crate::lang::types::{Deref, FetchType, Load, Program, Space, Store};
-use crate::lang::{MAX_ARRAY_LEN, MAX_PROBE_EVENT_SIZE, MAX_TRACE_ARGS};
-
-/// A function event error at column `col` of the line as written.
-pub(crate) fn fe_err(code: ErrorCode, col: usize) -> ParseError {
-    ParseError {
-        code,
-        column: col,
-        errno: if matches!(code, ErrorCode::TooManyArgs | ErrorCode::EventTooBig) {
-            errno::E2BIG
-        } else {
-            errno::EINVAL
-        },
-        subsystem: Subsystem::Function,
-        logged: true,
-    }
-}
+use crate::lang::text::{self, at, is_alnum, is_alpha, is_digit, is_space, Str};
+use crate::lang::types::{FetchType, Load};
+use crate::lang::MAX_ARRAY_LEN;
 
 /// An integer as `kstrtol()` accepts it (with an optional sign).
 fn number(p: &mut Cursor<'_>) -> Result<(usize, i64), ParseError> {
     let (start, t) = p.number();
     match text::kstrtoll(t, 0) {
         Some(v) => Ok((start, v)),
-        None => Err(fe_err(ErrorCode::FeBadIndex, start)),
+        None => Err(function_error(ErrorCode::FeBadIndex, start)),
     }
 }
 
@@ -57,7 +43,7 @@ fn address(p: &mut Cursor<'_>) -> Result<u64, ParseError> {
     let hex = t.len() > 2 && at(t, 0) == b'0' && at(t, 1).eq_ignore_ascii_case(&b'x');
     match text::kstrtoull(t, 0) {
         Some(v) if hex => Ok(v),
-        _ => Err(fe_err(ErrorCode::BadMemAddr, start)),
+        _ => Err(function_error(ErrorCode::BadMemAddr, start)),
     }
 }
 
@@ -87,17 +73,10 @@ fn atom(w: &[u8]) -> Option<FetchType> {
     })
 }
 
-/// A parsed type.
-#[derive(Clone, Copy)]
-struct Ty {
-    t: FetchType,
-    count: u32,
-}
-
 fn parse_type(p: &mut Cursor<'_>) -> Result<Ty, ParseError> {
     let (st, w) = p.word();
     if w.is_empty() {
-        return Err(fe_err(ErrorCode::BadType, st));
+        return Err(function_error(ErrorCode::BadType, st));
     }
     let t = if w == b"unsigned" {
         let (st2, w2) = p.word();
@@ -106,12 +85,12 @@ fn parse_type(p: &mut Cursor<'_>) -> Result<Ty, ParseError> {
             b"short" => FetchType::UShort,
             b"int" => FetchType::UInt,
             b"long" => FetchType::ULong,
-            _ => return Err(fe_err(ErrorCode::FeBadUnsigned, st2)),
+            _ => return Err(function_error(ErrorCode::FeBadUnsigned, st2)),
         }
     } else {
         match atom(w) {
             Some(t) => t,
-            None => return Err(fe_err(ErrorCode::BadType, st)),
+            None => return Err(function_error(ErrorCode::BadType, st)),
         }
     };
     let mut count = 0u32;
@@ -120,16 +99,16 @@ fn parse_type(p: &mut Cursor<'_>) -> Result<Ty, ParseError> {
         p.pos += 1;
         let (nst, n) = number(p)?;
         if !p.eat(b']') {
-            return Err(fe_err(ErrorCode::ArrayNoClose, p.pos));
+            return Err(function_error(ErrorCode::ArrayNoClose, p.pos));
         }
         if t == FetchType::String {
-            return Err(fe_err(ErrorCode::BadString, lb));
+            return Err(function_error(ErrorCode::BadString, lb));
         }
         if n <= 0 {
-            return Err(fe_err(ErrorCode::BadArrayNum, nst));
+            return Err(function_error(ErrorCode::BadArrayNum, nst));
         }
         if n > i64::from(MAX_ARRAY_LEN) {
-            return Err(fe_err(ErrorCode::ArrayTooBig, nst));
+            return Err(function_error(ErrorCode::ArrayTooBig, nst));
         }
         count = n as u32;
     }
@@ -142,85 +121,6 @@ fn write_type<W: Write>(w: &mut W, t: Ty) -> core::fmt::Result {
         write!(w, "[{}]", t.count)?;
     }
     Ok(())
-}
-
-#[derive(Clone, Copy)]
-enum Ind {
-    Off(i64),
-    Idx(i64),
-}
-
-/// Compile a value source plus indirections into a program.
-fn compile(load: Load, ty: Ty, inds: &[(usize, Ind)]) -> Result<Program, ParseError> {
-    let mut p = Program::empty();
-    p.load = load;
-    let esize = if ty.t.is_string() {
-        1
-    } else {
-        i64::from(ty.t.size())
-    };
-    let is_str = ty.t.is_string();
-    let array = ty.count > 0;
-    p.count = u8::try_from(ty.count).unwrap_or(0);
-    if inds.is_empty() {
-        p.store = if is_str {
-            Store::String {
-                space: Space::Auto,
-                offset: 0,
-            }
-        } else if array || matches!(load, Load::Imm(_)) {
-            Store::Mem {
-                space: Space::Auto,
-                offset: 0,
-            }
-        } else {
-            Store::Raw
-        };
-        return Ok(p);
-    }
-    let mut pending: i64 = 0;
-    let n = inds.len();
-    for (k, &(col, ind)) in inds.iter().enumerate() {
-        let last = k + 1 == n;
-        match ind {
-            Ind::Off(o) => {
-                pending = pending
-                    .checked_add(o)
-                    .ok_or_else(|| fe_err(ErrorCode::FeBadIndex, col))?;
-            }
-            Ind::Idx(i) => {
-                let off = i
-                    .checked_mul(esize)
-                    .and_then(|x| x.checked_add(pending))
-                    .ok_or_else(|| fe_err(ErrorCode::FeBadIndex, col))?;
-                if last && !is_str {
-                    p.store = Store::Mem {
-                        space: Space::Auto,
-                        offset: off,
-                    };
-                    return Ok(p);
-                }
-                p.push_deref(Deref {
-                    space: Space::Auto,
-                    offset: off,
-                })
-                .map_err(|_| fe_err(ErrorCode::TooManyOps, col))?;
-                pending = 0;
-            }
-        }
-    }
-    p.store = if is_str {
-        Store::String {
-            space: Space::Auto,
-            offset: pending,
-        }
-    } else {
-        Store::Mem {
-            space: Space::Auto,
-            offset: pending,
-        }
-    };
-    Ok(p)
 }
 
 fn parse_inds<W: Write>(
@@ -236,7 +136,7 @@ fn parse_inds<W: Write>(
             p.pos += 1;
             let (_, v) = number(p)?;
             if !p.eat(b']') {
-                return Err(fe_err(ErrorCode::ArrayNoClose, p.pos));
+                return Err(function_error(ErrorCode::ArrayNoClose, p.pos));
             }
             let _ = write!(text, "[{}]", v);
             Ind::Idx(v)
@@ -250,78 +150,9 @@ fn parse_inds<W: Write>(
         };
         match out.get_mut(n) {
             Some(s) => *s = (col, ind),
-            None => return Err(fe_err(ErrorCode::TooManyOps, col)),
+            None => return Err(function_error(ErrorCode::TooManyOps, col)),
         }
         n += 1;
-    }
-}
-
-struct Builder<'d> {
-    def: &'d mut Definition,
-    exit: bool,
-}
-
-impl Builder<'_> {
-    fn add(
-        &mut self,
-        name: &[u8],
-        name_col: usize,
-        ty: Ty,
-        prog: Program,
-        text: &str,
-    ) -> Result<(), ParseError> {
-        if is_reserved_field(name, Fields::Function) {
-            return Err(fe_err(ErrorCode::UsedArgName, name_col));
-        }
-        let mut a = ProbeArg::new();
-        if a.name.set(text::as_str(name)).is_err() || name.len() > crate::lang::MAX_ARG_NAME_LEN {
-            return Err(fe_err(ErrorCode::ArgNameTooLong, name_col));
-        }
-        let _ = a.text.set(
-            text.get(..text.len().min(crate::lang::MAX_ARGSTR_LEN))
-                .unwrap_or(""),
-        );
-        a.ty = ty.t;
-        a.count = u8::try_from(ty.count).unwrap_or(0);
-        a.fixed_string = ty.count > 0 && matches!(ty.t, FetchType::CChar | FetchType::UChar);
-        a.prog = prog;
-        a.offset = self.def.size;
-        let size = a.size();
-        let n = self.def.nargs;
-        if n >= MAX_TRACE_ARGS {
-            return Err(fe_err(ErrorCode::TooManyArgs, name_col));
-        }
-        let new_size = self.def.size.saturating_add(size);
-        if new_size > MAX_PROBE_EVENT_SIZE {
-            return Err(fe_err(ErrorCode::EventTooBig, name_col));
-        }
-        match self.def.arg_mut(n) {
-            Some(s) => *s = a,
-            None => return Err(fe_err(ErrorCode::TooManyArgs, name_col)),
-        }
-        self.def.size = new_size;
-        self.def.nargs = n + 1;
-        Ok(())
-    }
-
-    fn param_load(&mut self, slot: u32, col: usize) -> Result<Load, ParseError> {
-        if !self.exit {
-            return Ok(Load::Arg(slot));
-        }
-        let a = u16::try_from(slot).map_err(|_| fe_err(ErrorCode::TooManyArgs, col))?;
-        if let Some(p) = self.def.entry_args().iter().position(|&x| x == a) {
-            return Ok(Load::EntryData(p as u32));
-        }
-        let n = self.def.n_entry;
-        if n.saturating_mul(8) >= crate::lang::MAX_FPROBE_DATA_SIZE {
-            return Err(fe_err(ErrorCode::TooManyEargs, col));
-        }
-        match self.def.entry_args.get_mut(n) {
-            Some(s) => *s = a,
-            None => return Err(fe_err(ErrorCode::TooManyEargs, col)),
-        }
-        self.def.n_entry = n + 1;
-        Ok(Load::EntryData(n as u32))
     }
 }
 
@@ -358,14 +189,14 @@ pub(crate) fn parse<R: Resolver>(
     p.skip_space();
     let (fst, func) = p.take_while(|c| is_alnum(c) || matches!(c, b'_' | b'.'));
     if func.is_empty() || !(is_alpha(at(func, 0)) || at(func, 0) == b'_') {
-        return Err(fe_err(ErrorCode::FeBadFunc, fst));
+        return Err(function_error(ErrorCode::FeBadFunc, fst));
     }
     if out.symbol.set(text::as_str(func)).is_err() {
-        return Err(fe_err(ErrorCode::FeBadFunc, fst));
+        return Err(function_error(ErrorCode::FeBadFunc, fst));
     }
     out.has_symbol = true;
     if !p.eat(b'(') {
-        return Err(fe_err(ErrorCode::FeNoOpenParen, p.pos));
+        return Err(function_error(ErrorCode::FeNoOpenParen, p.pos));
     }
     // Is there an exit part? Look for "->" after the closing parenthesis.
     let close = text::rfind(line, b')');
@@ -393,7 +224,7 @@ pub(crate) fn parse<R: Resolver>(
     out.fe_text.clear();
     let _ = write!(out.fe_text, "{}(", text::as_str(func));
 
-    let mut b = Builder { def: out, exit };
+    let mut b = Builder::new(out, exit);
     let mut slot: u32 = 0;
     let mut first_arg = true;
     if p.peek() != b')' {
@@ -409,7 +240,7 @@ pub(crate) fn parse<R: Resolver>(
                 let _ = b.def.fe_text.push("NULL");
                 slot = slot
                     .checked_add(1)
-                    .ok_or_else(|| fe_err(ErrorCode::TooManyArgs, wst))?;
+                    .ok_or_else(|| function_error(ErrorCode::TooManyArgs, wst))?;
             } else {
                 p.pos = save;
                 let mut uses_slot = false;
@@ -440,10 +271,10 @@ pub(crate) fn parse<R: Resolver>(
                     } else {
                         let (nst, name) = p.word();
                         if name.is_empty() {
-                            return Err(fe_err(ErrorCode::FeNoField, nst));
+                            return Err(function_error(ErrorCode::FeNoField, nst));
                         }
                         if !text::is_good_name(name) {
-                            return Err(fe_err(ErrorCode::BadArgName, nst));
+                            return Err(function_error(ErrorCode::BadArgName, nst));
                         }
                         let _ = b.def.fe_text.push(text::as_str(name));
                         let _ = piece.push(text::as_str(name));
@@ -462,7 +293,7 @@ pub(crate) fn parse<R: Resolver>(
                             let _ = piece.push(itext.as_str());
                             uses_slot = true;
                             if param_elsewhere(r, func, name, slot) {
-                                return Err(fe_err(ErrorCode::FeParamElsewhere, nst));
+                                return Err(function_error(ErrorCode::FeParamElsewhere, nst));
                             }
                             let load = b.param_load(slot, nst)?;
                             let prog = compile(load, ty, text::head(&inds, ni))?;
@@ -476,7 +307,7 @@ pub(crate) fn parse<R: Resolver>(
                 if uses_slot {
                     slot = slot
                         .checked_add(1)
-                        .ok_or_else(|| fe_err(ErrorCode::TooManyArgs, save))?;
+                        .ok_or_else(|| function_error(ErrorCode::TooManyArgs, save))?;
                 }
             }
             if p.eat(b',') {
@@ -492,7 +323,7 @@ pub(crate) fn parse<R: Resolver>(
         } else {
             ErrorCode::FeTrailing
         };
-        return Err(fe_err(code, p.pos));
+        return Err(function_error(code, p.pos));
     }
     let _ = b.def.fe_text.push(")");
     if exit {
@@ -501,10 +332,10 @@ pub(crate) fn parse<R: Resolver>(
         let ty = parse_type(&mut p)?;
         let (nst, name) = p.word();
         if name.is_empty() {
-            return Err(fe_err(ErrorCode::FeNoField, nst));
+            return Err(function_error(ErrorCode::FeNoField, nst));
         }
         if !text::is_good_name(name) {
-            return Err(fe_err(ErrorCode::BadArgName, nst));
+            return Err(function_error(ErrorCode::BadArgName, nst));
         }
         let mut piece: Str<128> = Str::new();
         let _ = write_type(&mut piece, ty);
@@ -516,10 +347,10 @@ pub(crate) fn parse<R: Resolver>(
         b.add(name, nst, ty, prog, piece.as_str())?;
     }
     if p.peek() != 0 {
-        return Err(fe_err(ErrorCode::FeTrailing, p.pos));
+        return Err(function_error(ErrorCode::FeTrailing, p.pos));
     }
     if r.function_exists(None, text::as_str(func)) == Some(false) {
-        return Err(fe_err(ErrorCode::BadProbeAddr, fst));
+        return Err(function_error(ErrorCode::BadProbeAddr, fst));
     }
     Ok(())
 }

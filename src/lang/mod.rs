@@ -43,6 +43,7 @@ mod def;
 mod error;
 mod fetch;
 mod funcev;
+mod funcev_compile;
 mod interp;
 mod lexer;
 mod parse;

@@ -7,7 +7,7 @@
 use core::fmt::Write;
 
 use crate::lang::def::{Command, Control, Definition};
-use crate::lang::error::{errno, ErrorCode, ParseError, Subsystem};
+use crate::lang::error::{errno, function_error, ErrorCode, ParseError, Subsystem};
 use crate::lang::funcev;
 use crate::lang::lexer;
 use crate::lang::probe::{self, Outcome};
@@ -119,14 +119,14 @@ fn removal<'l>(
     let function = control == Control::FunctionEvents;
     let no_name = || {
         if function {
-            funcev::fe_err(ErrorCode::NoEventName, start.saturating_add(1))
+            function_error(ErrorCode::NoEventName, start.saturating_add(1))
         } else {
             unlogged(ErrorCode::NoEventName, errno::EINVAL, sub)
         }
     };
     let not_utf8 = || {
         if function {
-            funcev::fe_err(ErrorCode::BadEventName, 0)
+            function_error(ErrorCode::BadEventName, 0)
         } else {
             no_name()
         }
