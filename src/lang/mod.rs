@@ -12,6 +12,15 @@
 //! through a [`Resolver`]; [`btf`] reads the kernel's BTF for its BTF
 //! questions.
 //!
+//! # Layers
+//!
+//! A written line goes down them once: `lexer` cuts a write into lines
+//! and a line into words or tokens; `text` holds strings, numbers and
+//! names; `parse` tells blank, removal and definition lines apart and
+//! hands a definition to its syntax, `probe` (kprobe_events and
+//! dynamic_events) or `funcev` (function_events); these hand each
+//! argument to its compiler, `fetch` or `funcev_compile`.
+//!
 //! # How the kernel layer uses it
 //!
 //! ```text
