@@ -14,9 +14,13 @@ use crate::lang::text::{at, find, head, is_alnum, is_space, mid, tail, write_los
 /// The first line of what is left of a write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cut<'a> {
-    /// A line to run: `text` without its newline and comment; `used`
-    /// bytes of the buffer are done with, newline included.
-    Line { text: &'a [u8], used: usize },
+    /// A line to run.
+    Line {
+        /// The line without its newline and comment.
+        text: &'a [u8],
+        /// Bytes of the buffer done with, newline included.
+        used: usize,
+    },
     /// The line goes on past the buffer, into the rest of the write.
     Unfinished,
     /// The line holds a NUL byte. The kernel reads a write as a C string,
