@@ -11,7 +11,7 @@ use kernel::prelude::*;
 use kernel::sync::{global_lock, Arc};
 
 use crate::event::{compile, new_definition, CompiledDef, Event, EventsLock, VecWriter};
-use crate::lang::{self, Command, Control, Definition, ParseError, ProbeKind};
+use crate::lang::{self, Command, Control, Cut, Definition, ParseError, ProbeKind};
 use crate::readme::README;
 use crate::resolve::{self, KernelResolver};
 use crate::sys::{self, bindings as b, dynprobe_file, dynprobe_text};
@@ -388,21 +388,33 @@ fn define(registry: &mut Registry, def: Arc<CompiledDef>, line: &[u8]) -> Result
     }
 }
 
-/// Runs one command line written to a control file.
+/// Runs the lines a piece of a write starts with; see
+/// include/dynprobe/shim.h.
 ///
 /// # Safety
 ///
-/// `line` must point to `len` readable bytes followed by a NUL byte.
+/// `buf` must point to `len` readable bytes.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn dynprobe_rs_command(
+pub(crate) unsafe extern "C" fn dynprobe_rs_write(
     file: dynprobe_file,
-    line: *const u8,
+    buf: *const u8,
     len: usize,
+    ends_write: bool,
 ) -> kernel::ffi::c_int {
-    // SAFETY: per the contract, `line` holds `len` bytes.
-    let line = unsafe { core::slice::from_raw_parts(line, len) };
-    match command(file, line) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
+    // SAFETY: per the contract, `buf` holds `len` bytes.
+    let buf = unsafe { core::slice::from_raw_parts(buf, len) };
+    let mut used = 0;
+    while let Some(rest) = buf.get(used..).filter(|rest| !rest.is_empty()) {
+        match lang::cut_line(rest, ends_write) {
+            Cut::Line { text, used: n } => {
+                if let Err(e) = command(file, text) {
+                    return e.to_errno();
+                }
+                used += n;
+            }
+            Cut::Unfinished => break,
+            Cut::Nul => return EINVAL.to_errno(),
+        }
     }
+    kernel::ffi::c_int::try_from(used).unwrap_or(EINVAL.to_errno())
 }

@@ -51,14 +51,18 @@ void dynprobe_module_btf_free(void *blob);
  * definitions (failing with -EBUSY, and removing nothing, if one is in
  * use); @read asks for a snapshot of the contents, returned through
  * @text/@data/@len and freed with dynprobe_rs_release().
- * dynprobe_rs_command() runs one command line (no newline, comments
- * stripped, NUL-terminated at @line[@len]).
+ * dynprobe_rs_write() runs the lines a piece of a write starts with
+ * (@ends_write: the write ends with the piece, so its last line needs no
+ * newline) and returns how many bytes it ran, newlines included; 0 when
+ * the first line goes on past the piece (too long to run); a negative
+ * errno when a line failed (the lines before it stay applied).
  */
 struct dynprobe_text;
 int dynprobe_rs_open(enum dynprobe_file file, bool truncate, bool read,
 		     struct dynprobe_text **text, const u8 **data, size_t *len);
 void dynprobe_rs_release(struct dynprobe_text *text);
-int dynprobe_rs_command(enum dynprobe_file file, const u8 *line, size_t len);
+int dynprobe_rs_write(enum dynprobe_file file, const u8 *buf, size_t len,
+		      bool ends_write);
 
 /* Events and their probes (src/shim/event.c). */
 struct dynprobe_event;

@@ -6,7 +6,7 @@
 
 use core::fmt::{self, Write};
 
-use crate::lang::fixed::{self, Str};
+use crate::lang::text::{self, Str};
 use crate::lang::types::{FetchType, Program};
 use crate::lang::view::DefView;
 use crate::lang::{
@@ -74,9 +74,6 @@ pub enum Command<'a> {
         /// The rest of the line (probe place and arguments that must match,
         /// see [`crate::lang::DefView::matches_removal`]).
         args: &'a [u8],
-        /// True when only kprobe definitions may be removed (a `-` line in
-        /// `kprobe_events`).
-        kprobes_only: bool,
     },
 }
 
@@ -154,7 +151,7 @@ impl ProbeArg {
     /// Text referenced by a [`crate::lang::TextRange`] of this argument.
     pub fn text_range(&self, r: crate::lang::TextRange) -> &[u8] {
         let s = usize::from(r.start);
-        fixed::mid(
+        text::mid(
             self.text.as_bytes(),
             s,
             s.saturating_add(usize::from(r.len)),

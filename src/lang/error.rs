@@ -495,3 +495,19 @@ impl fmt::Display for ParseError {
         )
     }
 }
+
+/// A `function_events` error, logged with the caret at byte `column` of
+/// the line as written.
+pub(crate) fn function_error(code: ErrorCode, column: usize) -> ParseError {
+    ParseError {
+        code,
+        column,
+        errno: if matches!(code, ErrorCode::TooManyArgs | ErrorCode::EventTooBig) {
+            errno::E2BIG
+        } else {
+            errno::EINVAL
+        },
+        subsystem: Subsystem::Function,
+        logged: true,
+    }
+}

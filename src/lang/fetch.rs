@@ -8,8 +8,10 @@
 
 use crate::lang::def::{Definition, ProbeArg};
 use crate::lang::error::{errno, ErrorCode};
-use crate::lang::fixed::{self, at, find, head, is_alpha, is_digit, is_good_name, rfind, tail};
 use crate::lang::resolver::{BtfFunc, BtfType, Resolver};
+use crate::lang::text::{
+    self, at, find, head, is_alpha, is_digit, is_good_name, is_reserved_field, rfind, tail, Fields,
+};
 use crate::lang::types::{Bitfield, Deref, FetchType, Load, Program, Reg, Space, Store, TextRange};
 use crate::lang::{
     FETCH_INSN_MAX, MAX_ARGSTR_LEN, MAX_ARG_NAME_LEN, MAX_ARRAY_LEN, MAX_PROBE_EVENT_SIZE,
@@ -163,17 +165,6 @@ fn range(abs: usize, len: usize) -> TextRange {
     }
 }
 
-const RESERVED: [&str; 8] = [
-    "common_type",
-    "common_flags",
-    "common_preempt_count",
-    "common_pid",
-    "common_tgid",
-    "__probe_ip",
-    "__probe_ret_ip",
-    "__probe_func",
-];
-
 /// `traceprobe_parse_probe_arg()`: parse `arg` as argument `i` of `def`.
 pub(crate) fn parse_probe_arg<R: Resolver>(
     ctx: &mut Ctx<'_, R>,
@@ -181,7 +172,7 @@ pub(crate) fn parse_probe_arg<R: Resolver>(
     i: usize,
     arg: &[u8],
 ) -> Result<(), AErr> {
-    let mut name: fixed::Str<{ crate::lang::MAX_EVENT_NAME_LEN }> = fixed::Str::new();
+    let mut name: text::Str<{ crate::lang::MAX_EVENT_NAME_LEN }> = text::Str::new();
     let (body, body_off) = match find(arg, b'=') {
         Some(p) => {
             if p > MAX_ARG_NAME_LEN {
@@ -191,7 +182,7 @@ pub(crate) fn parse_probe_arg<R: Resolver>(
                 return err(ErrorCode::NoArgName, 0);
             }
             let n = head(arg, p);
-            if name.push(fixed::as_str(n)).is_err() || name.len() != n.len() {
+            if name.push(text::as_str(n)).is_err() || name.len() != n.len() {
                 return err(ErrorCode::BadArgName, 0);
             }
             (tail(arg, p + 1), p + 1)
@@ -199,7 +190,7 @@ pub(crate) fn parse_probe_arg<R: Resolver>(
         None => {
             let end = find(arg, b':').unwrap_or(arg.len());
             let cand = head(arg, end);
-            let good = is_good_name(cand) && name.push(fixed::as_str(cand)).is_ok();
+            let good = is_good_name(cand) && name.push(text::as_str(cand)).is_ok();
             if !good {
                 name.clear();
                 let _ = core::fmt::write(&mut name, format_args!("arg{}", i.saturating_add(1)));
@@ -210,7 +201,7 @@ pub(crate) fn parse_probe_arg<R: Resolver>(
     if !is_good_name(name.as_bytes()) {
         return err(ErrorCode::BadArgName, 0);
     }
-    let used = RESERVED.iter().any(|r| r.as_bytes() == name.as_bytes())
+    let used = is_reserved_field(name.as_bytes(), Fields::Probe)
         || def.args().iter().take(i).any(|a| a.name == name);
     if used {
         return err(ErrorCode::UsedArgName, 0);
@@ -238,7 +229,7 @@ fn parse_body<R: Resolver>(
     } else if body.is_empty() {
         return err(ErrorCode::NoArgBody, ctx.offset);
     }
-    if core::str::from_utf8(body).is_err() || pa.text.set(fixed::as_str(body)).is_err() {
+    if core::str::from_utf8(body).is_err() || pa.text.set(text::as_str(body)).is_err() {
         return err(ErrorCode::BadFetchArg, ctx.offset);
     }
 
@@ -264,7 +255,7 @@ fn parse_body<R: Resolver>(
                     if e + 1 < after.len() {
                         return err(ErrorCode::BadArraySuffix, ctx.offset + t2 + e + 1);
                     }
-                    match fixed::kstrtouint(head(after, e), 0) {
+                    match text::kstrtouint(head(after, e), 0) {
                         Some(n) if n > 0 => count = n,
                         _ => return err(ErrorCode::BadArrayNum, ctx.offset + t2),
                     }
@@ -297,7 +288,7 @@ fn parse_body<R: Resolver>(
     if let Some((lt, _)) = ctx.last_type {
         match tstr {
             None => ty = btf_fetch_type(ctx, lt),
-            Some(t) if fixed::find_sub(t, b"string").is_some() => {
+            Some(t) if text::find_sub(t, b"string").is_some() => {
                 pc = check_btf_string(ctx, &mut code, pc, t)?;
             }
             Some(_) => {}
@@ -402,9 +393,9 @@ fn check_btf_string<R: Resolver>(
 /// (`ERANGE` for a number that overflows).
 fn str_to_immediate(s: &[u8]) -> Result<u64, i32> {
     match at(s, 0) {
-        c if is_digit(c) => fixed::kstrtoull_errno(s, 0),
-        b'-' => fixed::kstrtoll_errno(s, 0).map(|v| v as u64),
-        b'+' => fixed::kstrtoll_errno(tail(s, 1), 0).map(|v| v as u64),
+        c if is_digit(c) => text::kstrtoull_errno(s, 0),
+        b'-' => text::kstrtoll_errno(s, 0).map(|v| v as u64),
+        b'+' => text::kstrtoll_errno(tail(s, 1), 0).map(|v| v as u64),
         _ => Err(errno::EINVAL),
     }
 }
@@ -442,7 +433,7 @@ fn parse_fetch<R: Resolver>(
         b'@' => {
             let c1 = at(arg, 1);
             if is_digit(c1) {
-                match fixed::kstrtoull_errno(tail(arg, 1), 0) {
+                match text::kstrtoull_errno(tail(arg, 1), 0) {
                     Ok(v) => set(code, pc, K::Imm(v)),
                     Err(e) => return err_no(ErrorCode::BadMemAddr, ctx.offset, e),
                 }
@@ -479,9 +470,9 @@ fn parse_fetch<R: Resolver>(
             // kstrtol() of the offset, '-' included: `-+4(` and `--4(`
             // have no digits after the sign.
             let off = if sign == b'+' {
-                fixed::kstrtoll_errno(num, 0)
+                text::kstrtoll_errno(num, 0)
             } else {
-                fixed::negative_errno(num, 0)
+                text::negative_errno(num, 0)
             };
             let off = match off {
                 Ok(o) => o,
@@ -560,7 +551,7 @@ fn parse_vars<R: Resolver>(
             return Ok(pc);
         }
         if is_digit(at(rest, 0)) {
-            let v = match fixed::kstrtoull(rest, 10) {
+            let v = match text::kstrtoull(rest, 10) {
                 Some(v) => v,
                 None => return err(ErrorCode::BadVar, ctx.offset),
             };
@@ -577,7 +568,7 @@ fn parse_vars<R: Resolver>(
         return Ok(pc);
     }
     if let Some(rest) = arg.strip_prefix(b"arg") {
-        let v = match fixed::kstrtoull(rest, 10) {
+        let v = match text::kstrtoull(rest, 10) {
             Some(v) => v,
             None => return err(ErrorCode::BadVar, ctx.offset),
         };
@@ -760,7 +751,7 @@ fn parse_btf_field<R: Resolver>(
                 return err_no(ErrorCode::TooManyOps, ctx.offset, errno::E2BIG);
             }
             let (nlen, next, is_ptr) = split_next_field(ctx, fname)?;
-            let name = fixed::as_str(head(fname, nlen));
+            let name = text::as_str(head(fname, nlen));
             let m = match ctx.r.btf_member(cur_id, name) {
                 Err(_) => return err(ErrorCode::BadBtfTid, ctx.offset),
                 Ok(None) => return err_no(ErrorCode::NoBtfField, ctx.offset, errno::ENOENT),
@@ -859,12 +850,12 @@ fn finalize<R: Resolver>(
     if let Some(t) = tstr {
         if at(t, 0) == b'b' {
             let bad = || err(ErrorCode::BadBitfield, ctx.offset + type_off);
-            let (bw, n1) = fixed::simple_strtoul(tail(t, 1), 0);
+            let (bw, n1) = text::simple_strtoul(tail(t, 1), 0);
             if bw == 0 || at(t, 1 + n1) != b'@' {
                 return bad();
             }
             let bf = tail(t, 2 + n1);
-            let (bo, n2) = fixed::simple_strtoul(bf, 0);
+            let (bo, n2) = text::simple_strtoul(bf, 0);
             if n2 == 0 || at(bf, n2) != b'/' {
                 return bad();
             }
@@ -1011,7 +1002,7 @@ fn to_program(code: &Code, count: u8) -> Option<Program> {
 pub(crate) fn split_symbol_offset(s: &[u8]) -> Option<(&[u8], i64)> {
     match s.iter().position(|&c| c == b'+' || c == b'-') {
         None => Some((s, 0)),
-        Some(p) => Some((head(s, p), fixed::kstrtoll(tail(s, p), 0)?)),
+        Some(p) => Some((head(s, p), text::kstrtoll(tail(s, p), 0)?)),
     }
 }
 
@@ -1022,14 +1013,14 @@ pub(crate) fn resolve_symbols<R: Resolver>(r: &R, def: &mut Definition) -> Resul
     for a in def.args.iter_mut().take(n) {
         if let Load::Symbol { name, .. } = a.prog.load {
             let s = usize::from(name.start);
-            let full = fixed::mid(
+            let full = text::mid(
                 a.text.as_bytes(),
                 s,
                 s.saturating_add(usize::from(name.len)),
             );
             let (sym, off) = split_symbol_offset(full).ok_or(())?;
             let sym_r = range(s, sym.len());
-            match r.symbol_address(fixed::as_str(sym)) {
+            match r.symbol_address(text::as_str(sym)) {
                 Some(addr) => {
                     a.prog.load = Load::Symbol {
                         name: sym_r,

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Parser and compiler for `function_events` lines.
+//! The function event syntax: a `function_events` line, read with the
+//! lexer's cursor and handed to the function event compiler
+//! ([`crate::lang::funcev_compile`]).
 //!
 //! ```text
 //! LINE     := FUNCTION '(' ARGS ')' [ '->' TYPE NAME INDIRECT ]
@@ -16,92 +18,32 @@
 
 use core::fmt::Write;
 
-use crate::lang::def::{Command, Definition, ProbeArg, ProbeKind};
-use crate::lang::error::{errno, ErrorCode, ParseError, Subsystem};
-use crate::lang::fixed::{self, at, is_alnum, is_alpha, is_digit, is_space, Str};
+use crate::lang::def::{Definition, ProbeKind};
+use crate::lang::error::{function_error, ErrorCode, ParseError};
+use crate::lang::funcev_compile::{compile, Builder, Ind, Ty};
+use crate::lang::lexer::Cursor;
 use crate::lang::resolver::Resolver;
-use crate::lang::types::{Deref, FetchType, Load, Program, Space, Store};
-use crate::lang::{MAX_ARRAY_LEN, MAX_EVENT_NAME_LEN, MAX_PROBE_EVENT_SIZE, MAX_TRACE_ARGS};
+use crate::lang::text::{self, at, is_alnum, is_alpha, is_digit, is_space, Str};
+use crate::lang::types::{FetchType, Load};
+use crate::lang::MAX_ARRAY_LEN;
 
-struct P<'a> {
-    s: &'a [u8],
-    i: usize,
-}
-
-fn fe_err(code: ErrorCode, col: usize) -> ParseError {
-    ParseError {
-        code,
-        column: col,
-        errno: if matches!(code, ErrorCode::TooManyArgs | ErrorCode::EventTooBig) {
-            errno::E2BIG
-        } else {
-            errno::EINVAL
-        },
-        subsystem: Subsystem::Function,
-        logged: true,
+/// An integer as `kstrtol()` accepts it (with an optional sign).
+fn number(p: &mut Cursor<'_>) -> Result<(usize, i64), ParseError> {
+    let (start, t) = p.number();
+    match text::kstrtoll(t, 0) {
+        Some(v) => Ok((start, v)),
+        None => Err(function_error(ErrorCode::FeBadIndex, start)),
     }
 }
 
-impl<'a> P<'a> {
-    fn ws(&mut self) {
-        while self.i < self.s.len() && is_space(at(self.s, self.i)) {
-            self.i += 1;
-        }
-    }
-    fn peek(&mut self) -> u8 {
-        self.ws();
-        at(self.s, self.i)
-    }
-    /// A word of identifier/number characters starting at the cursor.
-    fn word(&mut self) -> (usize, &'a [u8]) {
-        self.ws();
-        let st = self.i;
-        while self.i < self.s.len() && (is_alnum(at(self.s, self.i)) || at(self.s, self.i) == b'_')
-        {
-            self.i += 1;
-        }
-        (st, fixed::mid(self.s, st, self.i))
-    }
-    fn eat(&mut self, c: u8) -> bool {
-        if self.peek() == c {
-            self.i += 1;
-            true
-        } else {
-            false
-        }
-    }
-    /// An integer as `kstrtol()` accepts it (with an optional sign).
-    fn number(&mut self) -> Result<(usize, i64), ParseError> {
-        self.ws();
-        let st = self.i;
-        if matches!(at(self.s, self.i), b'-' | b'+') {
-            self.i += 1;
-        }
-        while self.i < self.s.len() && is_alnum(at(self.s, self.i)) {
-            self.i += 1;
-        }
-        let t = fixed::mid(self.s, st, self.i);
-        match fixed::kstrtoll(t, 0) {
-            Some(v) => Ok((st, v)),
-            None => Err(fe_err(ErrorCode::FeBadIndex, st)),
-        }
-    }
-}
-
-impl P<'_> {
-    /// A kernel address (`0x...`, unsigned 64-bit).
-    fn address(&mut self) -> Result<u64, ParseError> {
-        self.ws();
-        let st = self.i;
-        while self.i < self.s.len() && is_alnum(at(self.s, self.i)) {
-            self.i += 1;
-        }
-        let t = fixed::mid(self.s, st, self.i);
-        let hex = t.len() > 2 && at(t, 0) == b'0' && at(t, 1).eq_ignore_ascii_case(&b'x');
-        match fixed::kstrtoull(t, 0) {
-            Some(v) if hex => Ok(v),
-            _ => Err(fe_err(ErrorCode::BadMemAddr, st)),
-        }
+/// A kernel address (`0x...`, unsigned 64-bit).
+fn address(p: &mut Cursor<'_>) -> Result<u64, ParseError> {
+    p.skip_space();
+    let (start, t) = p.take_while(is_alnum);
+    let hex = t.len() > 2 && at(t, 0) == b'0' && at(t, 1).eq_ignore_ascii_case(&b'x');
+    match text::kstrtoull(t, 0) {
+        Some(v) if hex => Ok(v),
+        _ => Err(function_error(ErrorCode::BadMemAddr, start)),
     }
 }
 
@@ -131,17 +73,10 @@ fn atom(w: &[u8]) -> Option<FetchType> {
     })
 }
 
-/// A parsed type.
-#[derive(Clone, Copy)]
-struct Ty {
-    t: FetchType,
-    count: u32,
-}
-
-fn parse_type(p: &mut P<'_>) -> Result<Ty, ParseError> {
+fn parse_type(p: &mut Cursor<'_>) -> Result<Ty, ParseError> {
     let (st, w) = p.word();
     if w.is_empty() {
-        return Err(fe_err(ErrorCode::BadType, st));
+        return Err(function_error(ErrorCode::BadType, st));
     }
     let t = if w == b"unsigned" {
         let (st2, w2) = p.word();
@@ -150,30 +85,30 @@ fn parse_type(p: &mut P<'_>) -> Result<Ty, ParseError> {
             b"short" => FetchType::UShort,
             b"int" => FetchType::UInt,
             b"long" => FetchType::ULong,
-            _ => return Err(fe_err(ErrorCode::FeBadUnsigned, st2)),
+            _ => return Err(function_error(ErrorCode::FeBadUnsigned, st2)),
         }
     } else {
         match atom(w) {
             Some(t) => t,
-            None => return Err(fe_err(ErrorCode::BadType, st)),
+            None => return Err(function_error(ErrorCode::BadType, st)),
         }
     };
     let mut count = 0u32;
     if p.peek() == b'[' {
-        let lb = p.i;
-        p.i += 1;
-        let (nst, n) = p.number()?;
+        let lb = p.pos;
+        p.pos += 1;
+        let (nst, n) = number(p)?;
         if !p.eat(b']') {
-            return Err(fe_err(ErrorCode::ArrayNoClose, p.i));
+            return Err(function_error(ErrorCode::ArrayNoClose, p.pos));
         }
         if t == FetchType::String {
-            return Err(fe_err(ErrorCode::BadString, lb));
+            return Err(function_error(ErrorCode::BadString, lb));
         }
         if n <= 0 {
-            return Err(fe_err(ErrorCode::BadArrayNum, nst));
+            return Err(function_error(ErrorCode::BadArrayNum, nst));
         }
         if n > i64::from(MAX_ARRAY_LEN) {
-            return Err(fe_err(ErrorCode::ArrayTooBig, nst));
+            return Err(function_error(ErrorCode::ArrayTooBig, nst));
         }
         count = n as u32;
     }
@@ -188,111 +123,26 @@ fn write_type<W: Write>(w: &mut W, t: Ty) -> core::fmt::Result {
     Ok(())
 }
 
-#[derive(Clone, Copy)]
-enum Ind {
-    Off(i64),
-    Idx(i64),
-}
-
-/// Compile a value source plus indirections into a program.
-fn compile(
-    load: Load,
-    ty: Ty,
-    inds: &[(usize, Ind)],
-    start_col: usize,
-) -> Result<Program, ParseError> {
-    let mut p = Program::empty();
-    p.load = load;
-    let esize = if ty.t.is_string() {
-        1
-    } else {
-        i64::from(ty.t.size())
-    };
-    let is_str = ty.t.is_string();
-    let array = ty.count > 0;
-    p.count = u8::try_from(ty.count).unwrap_or(0);
-    if inds.is_empty() {
-        p.store = if is_str {
-            Store::String {
-                space: Space::Auto,
-                offset: 0,
-            }
-        } else if array || matches!(load, Load::Imm(_)) {
-            Store::Mem {
-                space: Space::Auto,
-                offset: 0,
-            }
-        } else {
-            Store::Raw
-        };
-        return Ok(p);
-    }
-    let mut pending: i64 = 0;
-    let n = inds.len();
-    for (k, &(col, ind)) in inds.iter().enumerate() {
-        let last = k + 1 == n;
-        match ind {
-            Ind::Off(o) => {
-                pending = pending
-                    .checked_add(o)
-                    .ok_or_else(|| fe_err(ErrorCode::FeBadIndex, col))?;
-            }
-            Ind::Idx(i) => {
-                let off = i
-                    .checked_mul(esize)
-                    .and_then(|x| x.checked_add(pending))
-                    .ok_or_else(|| fe_err(ErrorCode::FeBadIndex, col))?;
-                if last && !is_str {
-                    p.store = Store::Mem {
-                        space: Space::Auto,
-                        offset: off,
-                    };
-                    return Ok(p);
-                }
-                p.push_deref(Deref {
-                    space: Space::Auto,
-                    offset: off,
-                })
-                .map_err(|_| fe_err(ErrorCode::TooManyOps, col))?;
-                pending = 0;
-            }
-        }
-    }
-    let _ = start_col;
-    p.store = if is_str {
-        Store::String {
-            space: Space::Auto,
-            offset: pending,
-        }
-    } else {
-        Store::Mem {
-            space: Space::Auto,
-            offset: pending,
-        }
-    };
-    Ok(p)
-}
-
 fn parse_inds<W: Write>(
-    p: &mut P<'_>,
+    p: &mut Cursor<'_>,
     out: &mut [(usize, Ind); 32],
     text: &mut W,
 ) -> Result<usize, ParseError> {
     let mut n = 0usize;
     loop {
         let c = p.peek();
-        let col = p.i;
+        let col = p.pos;
         let ind = if c == b'[' {
-            p.i += 1;
-            let (_, v) = p.number()?;
+            p.pos += 1;
+            let (_, v) = number(p)?;
             if !p.eat(b']') {
-                return Err(fe_err(ErrorCode::ArrayNoClose, p.i));
+                return Err(function_error(ErrorCode::ArrayNoClose, p.pos));
             }
             let _ = write!(text, "[{}]", v);
             Ind::Idx(v)
         } else if c == b'+' {
-            p.i += 1;
-            let (_, v) = p.number()?;
+            p.pos += 1;
+            let (_, v) = number(p)?;
             let _ = write!(text, "+{}", v);
             Ind::Off(v)
         } else {
@@ -300,87 +150,9 @@ fn parse_inds<W: Write>(
         };
         match out.get_mut(n) {
             Some(s) => *s = (col, ind),
-            None => return Err(fe_err(ErrorCode::TooManyOps, col)),
+            None => return Err(function_error(ErrorCode::TooManyOps, col)),
         }
         n += 1;
-    }
-}
-
-struct Builder<'d> {
-    def: &'d mut Definition,
-    exit: bool,
-}
-
-impl Builder<'_> {
-    fn add(
-        &mut self,
-        name: &[u8],
-        name_col: usize,
-        ty: Ty,
-        prog: Program,
-        text: &str,
-    ) -> Result<(), ParseError> {
-        const RESERVED: [&str; 7] = [
-            "common_type",
-            "common_flags",
-            "common_preempt_count",
-            "common_pid",
-            "common_tgid",
-            "__parent_ip",
-            "__ip",
-        ];
-        if RESERVED.iter().any(|r| r.as_bytes() == name) {
-            return Err(fe_err(ErrorCode::UsedArgName, name_col));
-        }
-        let mut a = ProbeArg::new();
-        if a.name.set(fixed::as_str(name)).is_err() || name.len() > crate::lang::MAX_ARG_NAME_LEN {
-            return Err(fe_err(ErrorCode::ArgNameTooLong, name_col));
-        }
-        let _ = a.text.set(
-            text.get(..text.len().min(crate::lang::MAX_ARGSTR_LEN))
-                .unwrap_or(""),
-        );
-        a.ty = ty.t;
-        a.count = u8::try_from(ty.count).unwrap_or(0);
-        a.fixed_string = ty.count > 0 && matches!(ty.t, FetchType::CChar | FetchType::UChar);
-        a.prog = prog;
-        a.offset = self.def.size;
-        let size = a.size();
-        let n = self.def.nargs;
-        if n >= MAX_TRACE_ARGS {
-            return Err(fe_err(ErrorCode::TooManyArgs, name_col));
-        }
-        let new_size = self.def.size.saturating_add(size);
-        if new_size > MAX_PROBE_EVENT_SIZE {
-            return Err(fe_err(ErrorCode::EventTooBig, name_col));
-        }
-        match self.def.arg_mut(n) {
-            Some(s) => *s = a,
-            None => return Err(fe_err(ErrorCode::TooManyArgs, name_col)),
-        }
-        self.def.size = new_size;
-        self.def.nargs = n + 1;
-        Ok(())
-    }
-
-    fn param_load(&mut self, slot: u32, col: usize) -> Result<Load, ParseError> {
-        if !self.exit {
-            return Ok(Load::Arg(slot));
-        }
-        let a = u16::try_from(slot).map_err(|_| fe_err(ErrorCode::TooManyArgs, col))?;
-        if let Some(p) = self.def.entry_args().iter().position(|&x| x == a) {
-            return Ok(Load::EntryData(p as u32));
-        }
-        let n = self.def.n_entry;
-        if n.saturating_mul(8) >= crate::lang::MAX_FPROBE_DATA_SIZE {
-            return Err(fe_err(ErrorCode::TooManyEargs, col));
-        }
-        match self.def.entry_args.get_mut(n) {
-            Some(s) => *s = a,
-            None => return Err(fe_err(ErrorCode::TooManyEargs, col)),
-        }
-        self.def.n_entry = n + 1;
-        Ok(Load::EntryData(n as u32))
     }
 }
 
@@ -394,7 +166,7 @@ fn param_elsewhere<R: Resolver>(r: &R, func: &[u8], name: &[u8], slot: u32) -> b
     if name.len() < 2 {
         return false;
     }
-    let func = fixed::as_str(func);
+    let func = text::as_str(func);
     let Some(f) = r.btf_func(func) else {
         return false;
     };
@@ -405,75 +177,34 @@ fn param_elsewhere<R: Resolver>(r: &R, func: &[u8], name: &[u8], slot: u32) -> b
     })
 }
 
-fn is_name(w: &[u8]) -> bool {
-    fixed::is_good_name(w)
-}
-
-/// Parse a `function_events` line (comment already removed).
-pub(crate) fn parse<'l, R: Resolver>(
-    line: &'l [u8],
+/// Parse a `function_events` definition: a line that is not blank,
+/// comment or removal (those are the caller's), comment removed.
+pub(crate) fn parse<R: Resolver>(
+    line: &[u8],
     r: &R,
     out: &mut Definition,
-) -> Result<Command<'l>, ParseError> {
-    let mut p = P { s: line, i: 0 };
-    let c = p.peek();
-    if c == 0 {
-        return Ok(Command::Nothing);
-    }
-    if c == b'-' || c == b'!' {
-        let mut w = crate::lang::parse::Words::new(line);
-        let a0 = w.next().unwrap_or(&[]);
-        let ev = if at(a0, 1) == b':' {
-            fixed::tail(a0, 2)
-        } else {
-            fixed::tail(a0, 1)
-        };
-        let (group, event) = match fixed::find(ev, b'/') {
-            Some(s) => (Some(fixed::head(ev, s)), fixed::tail(ev, s + 1)),
-            None => (None, ev),
-        };
-        if group.is_none() && event.is_empty() {
-            return Err(fe_err(ErrorCode::NoEventName, p.i + 1));
-        }
-        let bad = || fe_err(ErrorCode::BadEventName, 0);
-        let group = match group {
-            Some(g) => Some(core::str::from_utf8(g).map_err(|_| bad())?),
-            None => None,
-        };
-        let event = core::str::from_utf8(event).map_err(|_| bad())?;
-        let start = p.i.saturating_add(a0.len());
-        return Ok(Command::Remove {
-            group,
-            event,
-            args: fixed::tail(line, start),
-            kprobes_only: false,
-        });
-    }
-
+) -> Result<(), ParseError> {
+    let mut p = Cursor::new(line);
     // FUNCTION
-    p.ws();
-    let fst = p.i;
-    while p.i < line.len() && (is_alnum(at(line, p.i)) || matches!(at(line, p.i), b'_' | b'.')) {
-        p.i += 1;
-    }
-    let func = fixed::mid(line, fst, p.i);
+    p.skip_space();
+    let (fst, func) = p.take_while(|c| is_alnum(c) || matches!(c, b'_' | b'.'));
     if func.is_empty() || !(is_alpha(at(func, 0)) || at(func, 0) == b'_') {
-        return Err(fe_err(ErrorCode::FeBadFunc, fst));
+        return Err(function_error(ErrorCode::FeBadFunc, fst));
     }
-    if out.symbol.set(fixed::as_str(func)).is_err() {
-        return Err(fe_err(ErrorCode::FeBadFunc, fst));
+    if out.symbol.set(text::as_str(func)).is_err() {
+        return Err(function_error(ErrorCode::FeBadFunc, fst));
     }
     out.has_symbol = true;
     if !p.eat(b'(') {
-        return Err(fe_err(ErrorCode::FeNoOpenParen, p.i));
+        return Err(function_error(ErrorCode::FeNoOpenParen, p.pos));
     }
     // Is there an exit part? Look for "->" after the closing parenthesis.
-    let close = fixed::rfind(line, b')');
+    let close = text::rfind(line, b')');
     let exit = match close {
         Some(c) => {
-            let rest = fixed::tail(line, c + 1);
+            let rest = text::tail(line, c + 1);
             let k = rest.iter().position(|&b| !is_space(b));
-            k.map(|k| fixed::tail(rest, k).starts_with(b"->"))
+            k.map(|k| text::tail(rest, k).starts_with(b"->"))
                 .unwrap_or(false)
         }
         None => false,
@@ -484,24 +215,16 @@ pub(crate) fn parse<'l, R: Resolver>(
         ProbeKind::FunctionEntry
     };
     let _ = out.group.set("functions");
-    let mut evname: Str<512> = Str::new();
-    let _ = write!(
-        evname,
-        "{}{}",
-        fixed::as_str(func),
-        if exit { "__exit" } else { "" }
+    // The name starts with a letter or '_', which the kernel's sanitizing
+    // leaves alone.
+    text::set_default_event_name(
+        &mut out.event,
+        format_args!("{}{}", text::as_str(func), if exit { "__exit" } else { "" }),
     );
-    let n = evname.len().min(MAX_EVENT_NAME_LEN - 1);
-    let _ = out.event.set(evname.as_str().get(..n).unwrap_or(""));
-    for i in 0..out.event.len() {
-        if matches!(at(out.event.as_bytes(), i), b'.' | b':' | b'*') {
-            out.event.replace_ascii(i, b'_');
-        }
-    }
     out.fe_text.clear();
-    let _ = write!(out.fe_text, "{}(", fixed::as_str(func));
+    let _ = write!(out.fe_text, "{}(", text::as_str(func));
 
-    let mut b = Builder { def: out, exit };
+    let mut b = Builder::new(out, exit);
     let mut slot: u32 = 0;
     let mut first_arg = true;
     if p.peek() != b')' {
@@ -511,15 +234,15 @@ pub(crate) fn parse<'l, R: Resolver>(
             }
             first_arg = false;
             // One ARG: NULL or alternatives separated by '|'.
-            let save = p.i;
+            let save = p.pos;
             let (wst, w) = p.word();
             if w == b"NULL" {
                 let _ = b.def.fe_text.push("NULL");
                 slot = slot
                     .checked_add(1)
-                    .ok_or_else(|| fe_err(ErrorCode::TooManyArgs, wst))?;
+                    .ok_or_else(|| function_error(ErrorCode::TooManyArgs, wst))?;
             } else {
-                p.i = save;
+                p.pos = save;
                 let mut uses_slot = false;
                 let mut first_alt = true;
                 loop {
@@ -530,39 +253,37 @@ pub(crate) fn parse<'l, R: Resolver>(
                     let ty = parse_type(&mut p)?;
                     let _ = write_type(&mut b.def.fe_text, ty);
                     let _ = b.def.fe_text.push(" ");
-                    p.ws();
-                    let nst = p.i;
-                    let c0 = at(line, p.i);
+                    p.skip_space();
+                    let nst = p.pos;
+                    let c0 = p.byte();
                     let mut piece: Str<128> = Str::new();
                     let _ = write_type(&mut piece, ty);
                     let _ = piece.push(" ");
                     if is_digit(c0) {
                         // TYPE ADDR
-                        let addr = p.address()?;
+                        let addr = address(&mut p)?;
                         let mut nm: Str<32> = Str::new();
                         let _ = write!(nm, "addr_{:x}", addr);
                         let _ = write!(b.def.fe_text, "0x{:x}", addr);
                         let _ = write!(piece, "0x{:x}", addr);
-                        let prog = compile(Load::Imm(addr), ty, &[], nst)?;
+                        let prog = compile(Load::Imm(addr), ty, &[])?;
                         b.add(nm.as_bytes(), nst, ty, prog, piece.as_str())?;
                     } else {
                         let (nst, name) = p.word();
                         if name.is_empty() {
-                            return Err(fe_err(ErrorCode::FeNoField, nst));
+                            return Err(function_error(ErrorCode::FeNoField, nst));
                         }
-                        if !is_name(name) {
-                            return Err(fe_err(ErrorCode::BadArgName, nst));
+                        if !text::is_good_name(name) {
+                            return Err(function_error(ErrorCode::BadArgName, nst));
                         }
-                        let _ = b.def.fe_text.push(fixed::as_str(name));
-                        let _ = piece.push(fixed::as_str(name));
+                        let _ = b.def.fe_text.push(text::as_str(name));
+                        let _ = piece.push(text::as_str(name));
                         if p.peek() == b'=' {
-                            p.i += 1;
-                            p.ws();
-                            let ast = p.i;
-                            let addr = p.address()?;
+                            p.pos += 1;
+                            let addr = address(&mut p)?;
                             let _ = write!(b.def.fe_text, "=0x{:x}", addr);
                             let _ = write!(piece, "=0x{:x}", addr);
-                            let prog = compile(Load::Imm(addr), ty, &[], ast)?;
+                            let prog = compile(Load::Imm(addr), ty, &[])?;
                             b.add(name, nst, ty, prog, piece.as_str())?;
                         } else {
                             let mut inds = [(0usize, Ind::Off(0)); 32];
@@ -572,10 +293,10 @@ pub(crate) fn parse<'l, R: Resolver>(
                             let _ = piece.push(itext.as_str());
                             uses_slot = true;
                             if param_elsewhere(r, func, name, slot) {
-                                return Err(fe_err(ErrorCode::FeParamElsewhere, nst));
+                                return Err(function_error(ErrorCode::FeParamElsewhere, nst));
                             }
                             let load = b.param_load(slot, nst)?;
-                            let prog = compile(load, ty, fixed::head(&inds, ni), nst)?;
+                            let prog = compile(load, ty, text::head(&inds, ni))?;
                             b.add(name, nst, ty, prog, piece.as_str())?;
                         }
                     }
@@ -586,7 +307,7 @@ pub(crate) fn parse<'l, R: Resolver>(
                 if uses_slot {
                     slot = slot
                         .checked_add(1)
-                        .ok_or_else(|| fe_err(ErrorCode::TooManyArgs, save))?;
+                        .ok_or_else(|| function_error(ErrorCode::TooManyArgs, save))?;
                 }
             }
             if p.eat(b',') {
@@ -602,34 +323,34 @@ pub(crate) fn parse<'l, R: Resolver>(
         } else {
             ErrorCode::FeTrailing
         };
-        return Err(fe_err(code, p.i));
+        return Err(function_error(code, p.pos));
     }
     let _ = b.def.fe_text.push(")");
     if exit {
-        p.ws();
-        p.i = p.i.saturating_add(2); // "->"
+        p.skip_space();
+        p.pos = p.pos.saturating_add(2); // "->"
         let ty = parse_type(&mut p)?;
         let (nst, name) = p.word();
         if name.is_empty() {
-            return Err(fe_err(ErrorCode::FeNoField, nst));
+            return Err(function_error(ErrorCode::FeNoField, nst));
         }
-        if !is_name(name) {
-            return Err(fe_err(ErrorCode::BadArgName, nst));
+        if !text::is_good_name(name) {
+            return Err(function_error(ErrorCode::BadArgName, nst));
         }
         let mut piece: Str<128> = Str::new();
         let _ = write_type(&mut piece, ty);
-        let _ = write!(piece, " {}", fixed::as_str(name));
+        let _ = write!(piece, " {}", text::as_str(name));
         let mut inds = [(0usize, Ind::Off(0)); 32];
         let ni = parse_inds(&mut p, &mut inds, &mut piece)?;
         let _ = write!(b.def.fe_text, " -> {}", piece.as_str());
-        let prog = compile(Load::RetVal, ty, fixed::head(&inds, ni), nst)?;
+        let prog = compile(Load::RetVal, ty, text::head(&inds, ni))?;
         b.add(name, nst, ty, prog, piece.as_str())?;
     }
     if p.peek() != 0 {
-        return Err(fe_err(ErrorCode::FeTrailing, p.i));
+        return Err(function_error(ErrorCode::FeTrailing, p.pos));
     }
-    if r.function_exists(None, fixed::as_str(func)) == Some(false) {
-        return Err(fe_err(ErrorCode::BadProbeAddr, fst));
+    if r.function_exists(None, text::as_str(func)) == Some(false) {
+        return Err(function_error(ErrorCode::BadProbeAddr, fst));
     }
-    Ok(Command::Define)
+    Ok(())
 }

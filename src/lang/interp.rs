@@ -2,7 +2,7 @@
 //! The interpreter: runs the fetch programs and writes a record.
 
 use crate::lang::def::{ProbeArg, TRACE_ENTRY_SIZE};
-use crate::lang::fixed;
+use crate::lang::text;
 use crate::lang::types::{Bitfield, Load, Reg, Space, Store};
 use crate::lang::view::DefView;
 
@@ -280,7 +280,7 @@ fn run_arg(a: &ProbeArg, base: usize, regs: &impl Regs, mem: &impl Memory, d: &m
         Load::Comm => {
             let c = mem.comm();
             let n = c.iter().position(|&b| b == 0).unwrap_or(c.len());
-            let loc = store_bytes(d, fixed::head(&c, n));
+            let loc = store_bytes(d, text::head(&c, n));
             set_u32(d, slot, loc);
             return;
         }
@@ -291,7 +291,7 @@ fn run_arg(a: &ProbeArg, base: usize, regs: &impl Regs, mem: &impl Memory, d: &m
             if let (Some(dst), Some(src)) = (tmp.get_mut(..n), t.get(..n)) {
                 dst.copy_from_slice(src);
             }
-            let loc = store_bytes(d, fixed::head(&tmp, n));
+            let loc = store_bytes(d, text::head(&tmp, n));
             set_u32(d, slot, loc);
             return;
         }

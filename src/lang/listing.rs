@@ -6,7 +6,7 @@
 use core::fmt::{self, Write};
 
 use crate::lang::def::ProbeKind;
-use crate::lang::fixed::{self, Str};
+use crate::lang::text::{self, Str};
 use crate::lang::view::DefView;
 use crate::lang::SYMBOL_CAP;
 
@@ -81,7 +81,7 @@ impl DefView<'_> {
                 return false;
             }
         }
-        let mut words = crate::lang::parse::Words::new(args);
+        let mut words = crate::lang::lexer::Words::new(args);
         let place = match words.next() {
             None => return true,
             Some(p) => p,
@@ -103,9 +103,9 @@ impl DefView<'_> {
                 return false;
             };
             let n = a.name.as_bytes();
-            if fixed::head(word, n.len()) != n
-                || fixed::at(word, n.len()) != b'='
-                || fixed::tail(word, n.len().saturating_add(1)) != a.text.as_bytes()
+            if text::head(word, n.len()) != n
+                || text::at(word, n.len()) != b'='
+                || text::tail(word, n.len().saturating_add(1)) != a.text.as_bytes()
             {
                 return false;
             }

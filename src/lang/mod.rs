@@ -9,9 +9,18 @@
 //! through a [`DefView`]: the record layout, the `format` fields, the print
 //! fmt and the canonical text; the interpreter ([`DefView::record`]) runs
 //! the programs against [`Regs`] and [`Memory`] and writes the record;
-//! [`DefView::print_event`] prints it as `cat trace` does. What the parser needs to know about the kernel comes
-//! through a [`Resolver`]; [`btf`] reads the kernel's BTF for its BTF
-//! questions.
+//! [`DefView::print_event`] prints it as `cat trace` does. What the parser
+//! needs to know about the kernel comes through a [`Resolver`]; [`btf`]
+//! reads the kernel's BTF for its BTF questions.
+//!
+//! # Layers
+//!
+//! A written line goes down them once: `lexer` cuts a write into lines
+//! and a line into words or tokens; `text` holds strings, numbers and
+//! names; `parse` tells blank, removal and definition lines apart and
+//! hands a definition to its syntax, `probe` (kprobe_events and
+//! dynamic_events) or `funcev` (function_events); these hand each
+//! argument to its compiler, `fetch` or `funcev_compile`.
 //!
 //! # How the kernel layer uses it
 //!
@@ -48,13 +57,16 @@ mod compiled;
 mod def;
 mod error;
 mod fetch;
-mod fixed;
 mod funcev;
+mod funcev_compile;
 mod interp;
+mod lexer;
 mod listing;
 mod parse;
 mod print;
+mod probe;
 mod resolver;
+mod text;
 mod types;
 mod view;
 
@@ -62,13 +74,14 @@ pub use btf::{Btf, BtfBlobError};
 pub use compiled::{Compiled, FrozenSizes, Storage};
 pub use def::{Command, Control, Definition, Field, ProbeArg, ProbeKind, TRACE_ENTRY_SIZE};
 pub use error::{errno, ErrorCode, ParseError, Subsystem};
-pub use fixed::Str;
 pub use interp::{Fault, HeaderIps, Memory, Regs};
+pub use lexer::{cut_line, Cut};
 pub use parse::{parse, write_command};
 pub use print::Symbolizer;
 pub use resolver::{
     BtfError, BtfFunc, BtfMember, BtfType, FuncEntry, NoResolver, Resolver, SymbolCheck,
 };
+pub use text::Str;
 pub use types::{
     Bitfield, Deref, FetchType, Load, PrintKind, Program, Reg, Space, Store, TextRange, MAX_DEREFS,
 };

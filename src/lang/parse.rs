@@ -1,134 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Line parser for `kprobe_events` and `dynamic_events`.
+//! One line written to a control file: blank or comment, a removal, or a
+//! definition in the probe event syntax ([`probe`]) or the function event
+//! syntax ([`funcev`]). The lexer has cut the line; this is the one place
+//! that tells which of these a line is.
 
 use core::fmt::Write;
 
-use crate::lang::def::{Command, Control, Definition, ProbeKind};
-use crate::lang::error::{errno, ErrorCode, ParseError, Subsystem};
-use crate::lang::fetch::{self, AErr, Ctx, Flags};
-use crate::lang::fixed::{self, at, find, head, is_alnum, is_digit, is_space, tail, Str};
-use crate::lang::resolver::{FuncEntry, Resolver, SymbolCheck};
-use crate::lang::{
-    KRETPROBE_MAXACTIVE_MAX, MAX_BTF_ARGS_LEN, MAX_DENTRY_ARGS_LEN, MAX_EVENT_NAME_LEN,
-    MAX_FPROBE_DATA_SIZE, MAX_LINE_LEN, MAX_TRACE_ARGS,
-};
-
-/// Whitespace-separated words of a line (`argv_split`).
-#[derive(Clone)]
-pub(crate) struct Words<'a> {
-    s: &'a [u8],
-    i: usize,
-}
-
-impl<'a> Words<'a> {
-    pub(crate) fn new(s: &'a [u8]) -> Self {
-        Words { s, i: 0 }
-    }
-}
-
-impl<'a> Iterator for Words<'a> {
-    type Item = &'a [u8];
-    fn next(&mut self) -> Option<&'a [u8]> {
-        while self.i < self.s.len() && is_space(at(self.s, self.i)) {
-            self.i += 1;
-        }
-        if self.i >= self.s.len() {
-            return None;
-        }
-        let start = self.i;
-        while self.i < self.s.len() && !is_space(at(self.s, self.i)) {
-            self.i += 1;
-        }
-        Some(fixed::mid(self.s, start, self.i))
-    }
-}
-
-/// Cut the line at the first `#` as the kernel does.
-pub(crate) fn strip_comment(line: &[u8]) -> &[u8] {
-    match find(line, b'#') {
-        Some(p) => head(line, p),
-        None => line,
-    }
-}
+use crate::lang::def::{Command, Control, Definition};
+use crate::lang::error::{errno, function_error, ErrorCode, ParseError, Subsystem};
+use crate::lang::funcev;
+use crate::lang::lexer;
+use crate::lang::lexer::Words;
+use crate::lang::probe::{self, Outcome};
+use crate::lang::resolver::Resolver;
+use crate::lang::text::{at, find, head, tail, write_lossy};
+use crate::lang::MAX_LINE_LEN;
 
 /// Write the command text the kernel's `error_log` shows after
 /// `Command: ` for an error on `line`: the words joined by single spaces
 /// (comments removed). Function events and the `dynevent` error show the
 /// line as written.
 pub fn write_command<W: Write>(err: &ParseError, line: &[u8], w: &mut W) -> core::fmt::Result {
-    let line = strip_comment(line);
+    let line = lexer::strip_comment(line);
     if matches!(err.subsystem, Subsystem::Function | Subsystem::Dynevent) {
         return write_lossy(w, line);
     }
-    for (i, word) in Words::new(line).enumerate() {
-        if i > 0 {
-            w.write_char(' ')?;
-        }
-        write_lossy(w, word)?;
-    }
-    Ok(())
+    lexer::write_words(line, w)
 }
 
-/// Write bytes, mapping non-UTF-8 bytes to characters of the same value.
-pub(crate) fn write_lossy<W: Write>(w: &mut W, b: &[u8]) -> core::fmt::Result {
-    match core::str::from_utf8(b) {
-        Ok(s) => w.write_str(s),
-        Err(_) => {
-            for &c in b {
-                w.write_char(char::from(c))?;
-            }
-            Ok(())
-        }
-    }
-}
-
-/// Caret column for (argv index, offset), as `__trace_probe_log_err`.
-fn column(line: &[u8], index: usize, offset: usize) -> usize {
-    let mut pos = 0usize;
-    let mut found = None;
-    for (i, w) in Words::new(line).enumerate() {
-        if i == index {
-            found = Some(pos);
-        }
-        pos = pos.saturating_add(w.len()).saturating_add(1);
-    }
-    match found {
-        Some(p) => p.saturating_add(offset),
-        None => pos,
-    }
-}
-
-/// Internal error before the column is known.
-struct LErr {
-    index: usize,
-    e: AErr,
-}
-
-enum Outcome {
-    Done,
-    Cancel,
-}
-
-type LResult = Result<Outcome, LErr>;
-
-fn lerr(index: usize, code: ErrorCode, offset: usize) -> LErr {
-    LErr {
-        index,
-        e: AErr {
-            code,
-            offset,
-            errno: errno::EINVAL,
-            logged: true,
-        },
-    }
-}
-
-fn lerr_no(index: usize, code: ErrorCode, offset: usize, e: i32) -> LErr {
-    let mut x = lerr(index, code, offset);
-    x.e.errno = e;
-    x
-}
-
+/// An error the kernel fails the write with, without an error_log entry.
 fn unlogged(code: ErrorCode, e: i32, sub: Subsystem) -> ParseError {
     ParseError {
         code,
@@ -152,34 +52,33 @@ pub fn parse<'l, R: Resolver>(
     out: &mut Definition,
 ) -> Result<Command<'l>, ParseError> {
     out.reset();
-    let sub0 = match control {
+    let sub = match control {
         Control::FunctionEvents => Subsystem::Function,
         Control::KprobeEvents => Subsystem::Kprobe,
         Control::DynamicEvents => Subsystem::Dynevent,
     };
     if line.len() > MAX_LINE_LEN {
-        return Err(unlogged(ErrorCode::ArgTooLong, errno::EINVAL, sub0));
+        return Err(unlogged(ErrorCode::ArgTooLong, errno::EINVAL, sub));
     }
-    let line = strip_comment(line);
-    if control == Control::FunctionEvents {
-        return crate::lang::funcev::parse(line, resolver, out);
-    }
-    let argv0 = match Words::new(line).next() {
-        None => return Ok(Command::Nothing),
-        Some(a) => a,
+    let line = lexer::strip_comment(line);
+    let mut words = Words::new(line);
+    let start = words.next_start();
+    let Some(argv0) = words.next() else {
+        return Ok(Command::Nothing);
     };
     let c0 = at(argv0, 0);
-    if c0 == b'-' || (c0 == b'!' && control == Control::DynamicEvents) {
-        return removal(control, line, argv0, sub0);
+    if c0 == b'-' || (c0 == b'!' && control != Control::KprobeEvents) {
+        return removal(control, line, start, argv0, sub);
     }
-    let (sub, res) = match c0 {
-        b'p' | b'r' => (Subsystem::Kprobe, create_kprobe(line, resolver, out)),
-        b'f' | b't' if control == Control::DynamicEvents => {
-            (Subsystem::Fprobe, create_fprobe(line, resolver, out))
+    if control == Control::FunctionEvents {
+        // The function event syntax reads a NUL byte as the end of the
+        // line.
+        if c0 == 0 {
+            return Ok(Command::Nothing);
         }
-        _ => (sub0, Ok(Outcome::Cancel)),
-    };
-    match res {
+        return funcev::parse(line, resolver, out).map(|()| Command::Define);
+    }
+    match probe::parse(control, line, resolver, out) {
         Ok(Outcome::Done) => Ok(Command::Define),
         Ok(Outcome::Cancel) => {
             out.reset();
@@ -195,625 +94,68 @@ pub fn parse<'l, R: Resolver>(
                 })
             }
         }
-        Err(le) => {
+        Err(e) => {
             out.reset();
-            Err(ParseError {
-                code: le.e.code,
-                column: column(line, le.index, le.e.offset),
-                errno: le.e.errno,
-                subsystem: sub,
-                logged: le.e.logged,
-            })
+            Err(e)
         }
     }
 }
 
+/// A removal line: `-:[GROUP/]EVENT [PLACE [ARGS]]`, which starts at
+/// `start` with the word `argv0`. dynamic_events also takes
+/// `!TYPE:[GROUP/]EVENT ...`, function_events `-`, `-:`, `!` or `!:`
+/// before the name. The probe event files refuse a malformed removal
+/// without an error_log entry; function_events logs it.
 fn removal<'l>(
     control: Control,
     line: &'l [u8],
+    start: usize,
     argv0: &'l [u8],
     sub: Subsystem,
 ) -> Result<Command<'l>, ParseError> {
-    let bad = || unlogged(ErrorCode::NoEventName, errno::EINVAL, sub);
-    let ev = if at(argv0, 0) == b'-' {
+    let function = control == Control::FunctionEvents;
+    let no_name = || {
+        if function {
+            function_error(ErrorCode::NoEventName, start.saturating_add(1))
+        } else {
+            unlogged(ErrorCode::NoEventName, errno::EINVAL, sub)
+        }
+    };
+    let not_utf8 = || {
+        if function {
+            function_error(ErrorCode::BadEventName, 0)
+        } else {
+            no_name()
+        }
+    };
+    let name = if function {
+        tail(argv0, if at(argv0, 1) == b':' { 2 } else { 1 })
+    } else if at(argv0, 0) == b'-' {
         if at(argv0, 1) != b':' {
-            return Err(bad());
+            return Err(no_name());
         }
         tail(argv0, 2)
     } else {
         match find(argv0, b':') {
             Some(p) => tail(argv0, p + 1),
-            None => return Err(bad()),
+            None => return Err(no_name()),
         }
     };
-    let (group, event) = match find(ev, b'/') {
-        Some(p) => (Some(head(ev, p)), tail(ev, p + 1)),
-        None => (None, ev),
+    let (group, event) = match find(name, b'/') {
+        Some(p) => (Some(head(name, p)), tail(name, p + 1)),
+        None => (None, name),
     };
     if group.is_none() && event.is_empty() {
-        return Err(bad());
+        return Err(no_name());
     }
     let group = match group {
-        Some(g) => Some(core::str::from_utf8(g).map_err(|_| bad())?),
+        Some(g) => Some(core::str::from_utf8(g).map_err(|_| not_utf8())?),
         None => None,
     };
-    let event = core::str::from_utf8(event).map_err(|_| bad())?;
-    // The rest of the line after argv[0].
-    let start = line
-        .iter()
-        .position(|&c| !is_space(c))
-        .unwrap_or(0)
-        .saturating_add(argv0.len());
+    let event = core::str::from_utf8(event).map_err(|_| not_utf8())?;
     Ok(Command::Remove {
         group,
         event,
-        args: tail(line, start),
-        kprobes_only: control == Control::KprobeEvents,
+        args: tail(line, start.saturating_add(argv0.len())),
     })
-}
-
-/// `traceprobe_parse_event_name()`; on success the names are in `out`
-/// (returns false when only a group was given).
-fn parse_event_name(event: &[u8], offset: usize, out: &mut Definition) -> Result<bool, LErr> {
-    let mut offset = offset;
-    let mut ev = event;
-    let slash = find(ev, b'/').or_else(|| find(ev, b'.'));
-    if let Some(s) = slash {
-        if s == 0 {
-            return Err(lerr(0, ErrorCode::NoGroupName, offset));
-        }
-        if s + 1 > MAX_EVENT_NAME_LEN {
-            return Err(lerr(0, ErrorCode::GroupTooLong, offset));
-        }
-        let g = head(ev, s);
-        if !fixed::is_good_name_ex(g, true) || out.group.set(fixed::as_str(g)).is_err() {
-            return Err(lerr(0, ErrorCode::BadGroupName, offset));
-        }
-        offset += s + 1;
-        ev = tail(ev, s + 1);
-    }
-    if ev.is_empty() {
-        if slash.is_some() {
-            return Ok(false);
-        }
-        return Err(lerr(0, ErrorCode::NoEventName, offset));
-    } else if ev.len() >= MAX_EVENT_NAME_LEN {
-        return Err(lerr(0, ErrorCode::EventTooLong, offset));
-    }
-    if !fixed::is_good_name(ev) || out.event.set(fixed::as_str(ev)).is_err() {
-        return Err(lerr(0, ErrorCode::BadEventName, offset));
-    }
-    Ok(true)
-}
-
-/// Default event name, truncated to 63 bytes and sanitized as the kernel's
-/// `sanitize_event_name()` (`:`, `.`, `*` after the first byte become `_`).
-fn set_default_event(out: &mut Definition, args: core::fmt::Arguments<'_>) {
-    let mut buf: Str<512> = Str::new();
-    let _ = buf.write_fmt(args);
-    let mut n = buf.len().min(MAX_EVENT_NAME_LEN - 1);
-    while n > 0 && !buf.as_str().is_char_boundary(n) {
-        n -= 1;
-    }
-    let s = buf.as_str().get(..n).unwrap_or("");
-    let _ = out.event.set(s);
-    let len = out.event.len();
-    for i in 1..len {
-        if matches!(at(out.event.as_bytes(), i), b':' | b'.' | b'*') {
-            out.event.replace_ascii(i, b'_');
-        }
-    }
-}
-
-/// `module_names`: `MOD:` with an empty part is left to the resolver, as
-/// the kernel's kprobes leave it to `validate_probe_symbol()`, which takes
-/// `:SYM` and `MOD:` for places in a module that is not loaded (`:SYM`
-/// never resolves, since no module has an empty name). fprobes refuse it.
-fn set_symbol(
-    out: &mut Definition,
-    sym: &[u8],
-    idx: usize,
-    module_names: bool,
-) -> Result<(), LErr> {
-    // An empty name (`%return`, `+4`) never resolves.
-    let colon = find(sym, b':');
-    if sym.is_empty() || (!module_names && (sym.last() == Some(&b':') || colon == Some(0))) {
-        return Err(lerr(idx, ErrorCode::BadProbeAddr, 0));
-    }
-    if core::str::from_utf8(sym).is_err() || out.symbol.set(fixed::as_str(sym)).is_err() {
-        return Err(lerr(idx, ErrorCode::BadProbeAddr, 0));
-    }
-    out.has_symbol = true;
-    out.module_len = colon.map_or(0, |c| c + 1);
-    Ok(())
-}
-
-fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResult {
-    let mut words = Words::new(line);
-    let argv0 = words.next().unwrap_or(&[]);
-    let argv1 = match words.next() {
-        Some(a) => a,
-        None => return Ok(Outcome::Cancel),
-    };
-    let mut is_return = at(argv0, 0) == b'r';
-    let ev_pos = find(tail(argv0, 1), b':').map(|p| p + 2);
-    if is_digit(at(argv0, 1)) {
-        if !is_return {
-            return Err(lerr(0, ErrorCode::BadMaxactType, 1));
-        }
-        let len = match ev_pos {
-            Some(e) => e - 2,
-            None => argv0.len() - 1,
-        };
-        if len > MAX_EVENT_NAME_LEN - 1 {
-            return Err(lerr(0, ErrorCode::BadMaxact, 1));
-        }
-        let m = match fixed::kstrtouint(fixed::mid(argv0, 1, 1 + len), 0) {
-            Some(m) if m > 0 => m,
-            _ => return Err(lerr(0, ErrorCode::BadMaxact, 1)),
-        };
-        if m > KRETPROBE_MAXACTIVE_MAX {
-            return Err(lerr(0, ErrorCode::MaxactTooBig, 1));
-        }
-        out.maxactive = m;
-    }
-    let mut flags = Flags::default();
-    let mut offset: u64 = 0;
-    match fixed::kstrtoull(argv1, 0) {
-        Some(addr) => {
-            out.has_symbol = false;
-            out.addr = addr;
-            // The kernel lists the registered kprobe's address, hashed
-            // (`0x%p`); an address kallsyms does not know is never
-            // registered and keeps the written one.
-            let placed = r.kprobe_address(addr);
-            out.listed_addr = r.hash_pointer(placed.unwrap_or(addr)).unwrap_or(addr);
-            if is_return && out.maxactive == 0 && placed.is_some() {
-                out.maxactive = r.default_maxactive();
-            }
-        }
-        None => {
-            if find(argv1, b'/').is_some() && find(argv1, b':').is_some() {
-                return Ok(Outcome::Cancel);
-            }
-            let mut sym = argv1;
-            if let Some(p) = find(sym, b'%') {
-                if tail(sym, p) == b"%return" {
-                    sym = head(sym, p);
-                    is_return = true;
-                } else {
-                    return Err(lerr(1, ErrorCode::BadAddrSuffix, p));
-                }
-            }
-            let (name, off) = match fetch::split_symbol_offset(sym) {
-                Some((n, o)) if (0..=i64::from(u32::MAX)).contains(&o) => (n, o as u64),
-                _ => return Err(lerr(1, ErrorCode::BadProbeAddr, 0)),
-            };
-            offset = off;
-            // A C symbol never starts with a digit; such a name would also
-            // be listed back as an address.
-            let plain_name = match find(name, b':') {
-                Some(c) => tail(name, c + 1),
-                None => name,
-            };
-            if is_digit(at(plain_name, 0)) {
-                return Err(lerr(1, ErrorCode::BadProbeAddr, 0));
-            }
-            set_symbol(out, name, 1, true)?;
-            let mut maxactive = out.maxactive;
-            let module = out.module();
-            let plain = out.symbol().unwrap_or("");
-            match r.check_probe_symbol(module, plain) {
-                SymbolCheck::Ok => {}
-                SymbolCheck::NotUnique => return Err(lerr(1, ErrorCode::NonUniqSymbol, 0)),
-                SymbolCheck::NotFound => return Err(lerr(1, ErrorCode::BadProbeAddr, 0)),
-            }
-            if is_return {
-                flags.ret = true;
-                // register_kretprobe() sets the default once the place
-                // resolves; a symbol in a module that is not loaded (or
-                // `:SYM`) does not, and is listed without it.
-                if maxactive == 0
-                    && (module.is_none() || r.symbol_address(out.symbol.as_str()).is_some())
-                {
-                    maxactive = r.default_maxactive();
-                }
-            }
-            match r.func_entry(module, plain, offset) {
-                FuncEntry::Entry => {
-                    if !is_return {
-                        flags.fentry = true;
-                    }
-                }
-                FuncEntry::NotEntry => {
-                    if is_return {
-                        return Err(lerr(1, ErrorCode::BadRetprobe, 0));
-                    }
-                }
-                FuncEntry::Unknown => {}
-            }
-            out.maxactive = maxactive;
-        }
-    }
-    if !out.has_symbol && is_return {
-        flags.ret = true;
-    }
-    out.offset = offset;
-    out.kind = if is_return {
-        ProbeKind::Kretprobe
-    } else {
-        ProbeKind::Kprobe
-    };
-    if !is_return {
-        out.maxactive = 0;
-    }
-    let _ = out.group.set("kprobes");
-    let mut have_event = false;
-    if let Some(e) = ev_pos {
-        have_event = parse_event_name(tail(argv0, e), e, out)?;
-    }
-    if !have_event {
-        let c = if is_return { 'r' } else { 'p' };
-        if out.has_symbol {
-            let sym: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
-            set_default_event(out, format_args!("{}_{}_{}", c, sym.as_str(), offset));
-        } else {
-            // `%c_0x%p` of the written address.
-            let a = r.hash_pointer(out.addr).unwrap_or(out.addr);
-            set_default_event(out, format_args!("{}_0x{:016x}", c, a));
-        }
-    }
-    let sym_copy: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
-    let funcname = if out.has_symbol {
-        Some(sym_copy.as_str())
-    } else {
-        None
-    };
-    let mut ctx = Ctx::new(r, flags, funcname);
-    parse_args(&mut ctx, line, out)?;
-    finish(&mut ctx, r, out)
-}
-
-fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResult {
-    let mut words = Words::new(line);
-    let argv0 = words.next().unwrap_or(&[]);
-    let argv1 = match words.next() {
-        Some(a) => a,
-        None => return Ok(Outcome::Cancel),
-    };
-    let is_tp = at(argv0, 0) == b't';
-    let _ = out.group.set(if is_tp { "tracepoints" } else { "fprobes" });
-    let mut ev_pos = None;
-    if argv0.len() > 1 {
-        if at(argv0, 1) != b':' {
-            return Err(lerr(0, ErrorCode::BadMaxact, 1));
-        }
-        ev_pos = Some(2);
-    }
-    // parse_symbol_and_return()
-    let mut is_return = false;
-    let sym = match find(argv1, b'%') {
-        Some(p) => {
-            if !is_tp && tail(argv1, p) == b"%return" {
-                is_return = true;
-            } else {
-                return Err(lerr(1, ErrorCode::BadAddrSuffix, p));
-            }
-            head(argv1, p)
-        }
-        None => argv1,
-    };
-    if !is_return {
-        if is_tp {
-            if let Some(p) = sym.iter().position(|&c| !(is_alnum(c) || c == b'_')) {
-                return Err(lerr(1, ErrorCode::BadTpName, p));
-            }
-        }
-        for (i, a) in Words::new(line).enumerate().skip(2) {
-            if let Some(p) = fixed::find_sub(a, b"$retval") {
-                let nc = at(a, p + 7);
-                if !is_alnum(nc) && nc != b'_' {
-                    if is_tp {
-                        return Err(lerr(i, ErrorCode::RetvalOnProbe, p));
-                    }
-                    is_return = true;
-                    break;
-                }
-            }
-        }
-    }
-    set_symbol(out, sym, 1, false)?;
-    let mut have_event = false;
-    if let Some(e) = ev_pos {
-        have_event = parse_event_name(tail(argv0, e), e, out)?;
-    }
-    if !have_event {
-        let s: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
-        if is_tp {
-            let pre = if is_digit(at(s.as_bytes(), 0)) {
-                "_"
-            } else {
-                ""
-            };
-            set_default_event(out, format_args!("{}{}", pre, s.as_str()));
-        } else {
-            let sfx = if is_return { "exit" } else { "entry" };
-            set_default_event(out, format_args!("{}__{}", s.as_str(), sfx));
-        }
-    }
-    let flags = Flags {
-        ret: is_return,
-        fentry: !is_return,
-        fprobe: true,
-        tpoint: is_tp,
-    };
-    out.kind = if is_tp {
-        ProbeKind::Tracepoint
-    } else if is_return {
-        ProbeKind::FprobeExit
-    } else {
-        ProbeKind::FprobeEntry
-    };
-    let sym_copy: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
-    let mut ctx = Ctx::new(r, flags, Some(sym_copy.as_str()));
-    parse_args(&mut ctx, line, out)?;
-    if is_return && out.n_entry.saturating_mul(8) > MAX_FPROBE_DATA_SIZE {
-        return Err(lerr_no(2, ErrorCode::TooManyEargs, 0, errno::E2BIG));
-    }
-    let exists = if is_tp {
-        r.tracepoint_exists(sym_copy.as_str())
-    } else {
-        r.function_exists(out.module(), out.symbol().unwrap_or(""))
-    };
-    if exists == Some(false) {
-        return Err(lerr_no(1, ErrorCode::BadProbeAddr, 0, errno::EINVAL));
-    }
-    finish(&mut ctx, r, out)
-}
-
-fn finish<R: Resolver>(_ctx: &mut Ctx<'_, R>, r: &R, out: &mut Definition) -> LResult {
-    match fetch::resolve_symbols(r, out) {
-        Ok(true) => Ok(Outcome::Done),
-        Ok(false) => Err(lerr_no(1, ErrorCode::BadProbeAddr, 0, errno::ENOENT)),
-        Err(()) => Err(lerr(1, ErrorCode::FailRegProbe, 0)),
-    }
-}
-
-/// Where argument `j` of the expanded list comes from.
-#[derive(Clone, Copy)]
-enum Src {
-    Orig(usize),
-    BtfParam(u32),
-}
-
-/// The result of `traceprobe_expand_meta_args()`.
-struct Meta {
-    active: bool,
-    star: Option<usize>,
-    nr: u32,
-    argc: usize,
-}
-
-impl Meta {
-    fn src(&self, j: usize) -> Src {
-        match self.star {
-            Some(a) if self.active => {
-                let nr = self.nr as usize;
-                if j < a {
-                    Src::Orig(j)
-                } else if j < a + nr {
-                    Src::BtfParam((j - a) as u32)
-                } else {
-                    Src::Orig(j + 1 - nr)
-                }
-            }
-            _ => Src::Orig(j),
-        }
-    }
-}
-
-fn expand_meta<R: Resolver>(ctx: &mut Ctx<'_, R>, args: &[&[u8]]) -> Result<Meta, LErr> {
-    let argc = args.len();
-    let mut star = None;
-    let mut found = false;
-    let mut index = 0usize;
-    for (i, a) in args.iter().enumerate() {
-        if a.starts_with(b"$arg") {
-            index = i + 2;
-            if !ctx.flags.is_function_entry() && !ctx.flags.is_function_return() {
-                return Err(lerr(index, ErrorCode::NofentryArgs, 0));
-            }
-            if is_digit(at(a, 4)) {
-                found = true;
-                continue;
-            }
-            if at(a, 4) != b'*' {
-                return Err(lerr(index, ErrorCode::BadVar, 0));
-            }
-            if star.is_some() {
-                return Err(lerr(index, ErrorCode::DoubleArgs, 0));
-            }
-            found = true;
-            star = Some(i);
-        }
-    }
-    let none = Meta {
-        active: false,
-        star: None,
-        nr: 0,
-        argc,
-    };
-    if !found {
-        return Ok(none);
-    }
-    let b = match ctx.query_btf() {
-        Some(b) if b.nr_params > 0 => b,
-        _ => {
-            if star.is_some() {
-                return Err(lerr_no(index, ErrorCode::NosupBtfarg, 0, errno::EOPNOTSUPP));
-            }
-            return Ok(none);
-        }
-    };
-    let nr = b.nr_params;
-    let mut used = 0usize;
-    let mut charge = |index: usize, len: usize| -> Result<(), LErr> {
-        if len >= MAX_BTF_ARGS_LEN.saturating_sub(used) {
-            return Err(lerr_no(index, ErrorCode::Args2long, 0, errno::E2BIG));
-        }
-        used = used.saturating_add(len + 1);
-        Ok(())
-    };
-    for (i, a) in args.iter().enumerate() {
-        let index = i + 2;
-        if Some(i) == star {
-            for n in 0..nr {
-                let name = match ctx.btf_param(n) {
-                    Some((nm, _)) => nm,
-                    None => return Err(lerr_no(index, ErrorCode::NoBtfEntry, 0, errno::ENOENT)),
-                };
-                charge(index, name.len())?;
-            }
-            continue;
-        }
-        if a.starts_with(b"$arg") {
-            let (n, used_digits) = fixed::simple_strtoul(tail(a, 4), 10);
-            let ty = tail(a, 4 + used_digits);
-            if !(ty.is_empty() || at(ty, 0) == b':') {
-                return Err(lerr_no(index, ErrorCode::BadVar, 0, errno::ENOENT));
-            }
-            if n == 0 {
-                return Err(lerr(index, ErrorCode::BadArgNum, 0));
-            }
-            let idx = n - 1;
-            if idx >= u64::from(nr) {
-                return Err(lerr_no(index, ErrorCode::NoBtfarg, 0, errno::ENOENT));
-            }
-            let name = match ctx.btf_param(idx as u32) {
-                Some((nm, _)) => nm,
-                None => return Err(lerr_no(index, ErrorCode::NoBtfEntry, 0, errno::ENOENT)),
-            };
-            charge(index, name.len().saturating_add(ty.len()))?;
-        }
-    }
-    let argc = if star.is_some() {
-        (argc + nr as usize).saturating_sub(1)
-    } else {
-        argc
-    };
-    Ok(Meta {
-        active: true,
-        star,
-        nr,
-        argc,
-    })
-}
-
-const ARGBUF: usize = 320;
-
-/// Text of expanded argument `j` (BTF names and `%pd`/`%pD` applied).
-fn arg_text<R: Resolver>(
-    ctx: &Ctx<'_, R>,
-    meta: &Meta,
-    args: &[&[u8]],
-    j: usize,
-    dentry_used: &mut usize,
-    buf: &mut Str<ARGBUF>,
-) -> Result<(), LErr> {
-    buf.clear();
-    let overflow = || lerr_no(j + 2, ErrorCode::ArgTooLong, 0, errno::E2BIG);
-    match meta.src(j) {
-        Src::BtfParam(n) => {
-            let name = ctx.btf_param(n).map(|x| x.0).unwrap_or("");
-            buf.push(name).map_err(|_| overflow())?;
-        }
-        Src::Orig(k) => {
-            let a = args.get(k).copied().unwrap_or(&[]);
-            if meta.active && a.starts_with(b"$arg") && is_digit(at(a, 4)) {
-                let (n, d) = fixed::simple_strtoul(tail(a, 4), 10);
-                let name = ctx
-                    .btf_param(n.saturating_sub(1) as u32)
-                    .map(|x| x.0)
-                    .unwrap_or("");
-                buf.push(name).map_err(|_| overflow())?;
-                super::parse::write_lossy(buf, tail(a, 4 + d)).map_err(|_| overflow())?;
-            } else {
-                write_lossy(buf, a).map_err(|_| overflow())?;
-            }
-        }
-    }
-    // traceprobe_expand_dentry_args()
-    let b = *buf;
-    let t = b.as_bytes();
-    let n = t.len();
-    if n >= 4 && fixed::mid(t, n - 4, n - 1) == b":%p" && matches!(at(t, n - 1), b'd' | b'D') {
-        let eq = find(t, b'=');
-        let (pre, val) = match eq {
-            Some(e) if e < n - 4 => (head(t, e + 1), fixed::mid(t, e + 1, n - 4)),
-            _ => (&[][..], head(t, n - 4)),
-        };
-        buf.clear();
-        let dn = ctx.r.dentry_name_offset();
-        let r = if at(t, n - 1) == b'd' {
-            write_lossy(buf, pre)
-                .and_then(|_| write!(buf, "+0x0(+0x{:x}({})):string", dn, fixed::as_str(val)))
-        } else {
-            let fd = ctx.r.file_dentry_offset();
-            write_lossy(buf, pre).and_then(|_| {
-                write!(
-                    buf,
-                    "+0x0(+0x{:x}(+0x{:x}({}))):string",
-                    dn,
-                    fd,
-                    fixed::as_str(val)
-                )
-            })
-        };
-        let len = buf.len();
-        if r.is_err() || len >= MAX_DENTRY_ARGS_LEN.saturating_sub(*dentry_used) {
-            return Err(LErr {
-                index: j + 2,
-                e: AErr {
-                    code: ErrorCode::ArgTooLong,
-                    offset: 0,
-                    errno: errno::ENOMEM,
-                    logged: false,
-                },
-            });
-        }
-        *dentry_used = dentry_used.saturating_add(len + 1);
-    }
-    Ok(())
-}
-
-fn parse_args<R: Resolver>(
-    ctx: &mut Ctx<'_, R>,
-    line: &[u8],
-    out: &mut Definition,
-) -> Result<(), LErr> {
-    // Collect argv[2..] (bounded; more than MAX_TRACE_ARGS + slack is an error).
-    const CAP: usize = MAX_TRACE_ARGS + 8;
-    let mut store: [&[u8]; CAP] = [&[]; CAP];
-    let mut argc = 0usize;
-    for w in Words::new(line).skip(2) {
-        match store.get_mut(argc) {
-            Some(s) => *s = w,
-            None => return Err(lerr_no(2, ErrorCode::TooManyArgs, 0, errno::E2BIG)),
-        }
-        argc += 1;
-    }
-    let args = head(&store, argc);
-    let meta = expand_meta(ctx, args)?;
-    if meta.argc > MAX_TRACE_ARGS {
-        return Err(lerr_no(2, ErrorCode::TooManyArgs, 0, errno::E2BIG));
-    }
-    let mut dentry_used = 0usize;
-    let mut buf: Str<ARGBUF> = Str::new();
-    for j in 0..meta.argc {
-        arg_text(ctx, &meta, args, j, &mut dentry_used, &mut buf)?;
-        ctx.offset = 0;
-        fetch::parse_probe_arg(ctx, out, j, buf.as_bytes())
-            .map_err(|e| LErr { index: j + 2, e })?;
-    }
-    Ok(())
 }

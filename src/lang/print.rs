@@ -4,8 +4,8 @@
 use core::fmt::{self, Write};
 
 use crate::lang::def::{ProbeArg, TRACE_ENTRY_SIZE};
-use crate::lang::fixed;
-use crate::lang::parse::write_lossy;
+use crate::lang::text;
+use crate::lang::text::write_lossy;
 use crate::lang::types::{FetchType, PrintKind};
 use crate::lang::view::DefView;
 
@@ -43,9 +43,9 @@ fn loc_str(rec: &[u8], loc_at: usize) -> Option<&[u8]> {
     if len == 0 {
         return None;
     }
-    let s = fixed::mid(rec, off, off.saturating_add(len).min(rec.len()));
+    let s = text::mid(rec, off, off.saturating_add(len).min(rec.len()));
     let n = s.iter().position(|&c| c == 0).unwrap_or(s.len());
-    Some(fixed::head(s, n))
+    Some(text::head(s, n))
 }
 
 fn print_one<W: Write>(
@@ -111,9 +111,9 @@ fn print_arg<W: Write>(
         return print_one(w, rec, base, a.fetch_type(), kind, function, sym);
     }
     if function && a.is_fixed_string() {
-        let s = fixed::mid(rec, base, base.saturating_add(count));
+        let s = text::mid(rec, base, base.saturating_add(count));
         let n = s.iter().position(|&c| c == 0).unwrap_or(s.len());
-        return write_lossy(w, fixed::head(s, n));
+        return write_lossy(w, text::head(s, n));
     }
     if !function {
         w.write_char('{')?;

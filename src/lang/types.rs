@@ -237,8 +237,8 @@ impl FetchType {
             Some(n) => n,
         };
         if name.first() == Some(&b'b') {
-            let slash = crate::lang::fixed::find(name, b'/')?;
-            let bs = crate::lang::fixed::kstrtoull(crate::lang::fixed::tail(name, slash + 1), 0)?;
+            let slash = crate::lang::text::find(name, b'/')?;
+            let bs = crate::lang::text::kstrtoull(crate::lang::text::tail(name, slash + 1), 0)?;
             return match bs {
                 8 => Some(FetchType::U8),
                 16 => Some(FetchType::U16),

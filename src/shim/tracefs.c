@@ -80,74 +80,41 @@ static ssize_t control_read(struct file *filp, char __user *ubuf,
 }
 
 /*
- * Splits a write into lines and runs each, as the kernel's probe event
- * files do: '#' starts a comment, a line longer than DYNPROBE_MAX_LINE or
- * holding a NUL byte is refused, and the first failing line ends the write
- * with its error while the lines before it stay applied.
+ * Hands a write to the Rust core in pieces of at most DYNPROBE_MAX_LINE + 1
+ * bytes, as the kernel's probe event files read it, each piece starting at
+ * a line: dynprobe_rs_write() runs its lines and says how far it got. The
+ * first failing line ends the write with its error while the lines before
+ * it stay applied.
  */
 static ssize_t control_write(struct file *filp, const char __user *ubuf,
 			     size_t count, loff_t *ppos)
 {
 	enum dynprobe_file kind = file_kind(file_inode(filp));
 	size_t done = 0;
-	char *buf;
+	u8 *buf;
 	int ret;
 
-	buf = kmalloc(DYNPROBE_MAX_LINE + 2, GFP_KERNEL);
+	buf = kmalloc(DYNPROBE_MAX_LINE + 1, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
 
 	while (done < count) {
 		size_t chunk = min_t(size_t, count - done, DYNPROBE_MAX_LINE + 1);
-		char *line = buf, *end;
 
 		if (copy_from_user(buf, ubuf + done, chunk)) {
 			ret = -EFAULT;
 			goto out;
 		}
-		buf[chunk] = '\0';
-
-		while (line < buf + chunk) {
-			size_t len, consumed;
-			char *hash;
-
-			end = memchr(line, '\n', buf + chunk - line);
-			if (end) {
-				len = end - line;
-				consumed = len + 1;
-			} else {
-				len = consumed = buf + chunk - line;
-				if (done + consumed < count) {
-					/* The line goes on past this chunk. */
-					if (line != buf)
-						break;
-					pr_warn("Line length is too long: Should be less than %d\n",
-						DYNPROBE_MAX_LINE);
-					ret = -EINVAL;
-					goto out;
-				}
-			}
-			/*
-			 * The kernel scans a write as a C string, so a NUL byte
-			 * ends its line there and fails the write with -EINVAL
-			 * (no error_log entry); the text after it is never run.
-			 */
-			if (memchr(line, '\0', len)) {
-				ret = -EINVAL;
-				goto out;
-			}
-			hash = memchr(line, '#', len);
-			if (hash) {
-				*hash = '\0';
-				len = hash - line;
-			}
-			line[len] = '\0';
-			ret = dynprobe_rs_command(kind, line, len);
-			if (ret)
-				goto out;
-			done += consumed;
-			line += consumed;
+		ret = dynprobe_rs_write(kind, buf, chunk, done + chunk == count);
+		if (ret < 0)
+			goto out;
+		if (!ret) {
+			pr_warn("Line length is too long: Should be less than %d\n",
+				DYNPROBE_MAX_LINE);
+			ret = -EINVAL;
+			goto out;
 		}
+		done += ret;
 	}
 	ret = 0;
 out:

@@ -6,6 +6,8 @@
 
 mod common;
 use common::*;
+
+mod whole_lines;
 use dynprobe_lang::ErrorCode::*;
 use dynprobe_lang::*;
 
@@ -327,7 +329,6 @@ fn removal_commands() {
             group: None,
             event: "myevent",
             args: b"",
-            kprobes_only: true
         }
     );
     let c = parse(Control::DynamicEvents, b"-:grp/", &FakeKernel, &mut d).unwrap();

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Fixed-capacity strings and the kernel's number and character helpers.
+//! Text: fixed-capacity strings, bounded slicing, the kernel's character
+//! classes and number parsing, and the rules for names.
 //!
-//! Nothing here allocates; everything is bounded by a const capacity.
+//! The bottom layer of the language: it knows nothing of lines, words or
+//! syntax. Nothing here allocates; everything is bounded by a const
+//! capacity.
 
 use core::fmt;
+
+use crate::lang::MAX_EVENT_NAME_LEN;
 
 /// A UTF-8 string stored inline with a fixed capacity of `N` bytes.
 ///
@@ -174,6 +179,19 @@ pub(crate) fn as_str(s: &[u8]) -> &str {
     core::str::from_utf8(s).unwrap_or("")
 }
 
+/// Write bytes, mapping non-UTF-8 bytes to characters of the same value.
+pub(crate) fn write_lossy<W: fmt::Write>(w: &mut W, b: &[u8]) -> fmt::Result {
+    match core::str::from_utf8(b) {
+        Ok(s) => w.write_str(s),
+        Err(_) => {
+            for &c in b {
+                w.write_char(char::from(c))?;
+            }
+            Ok(())
+        }
+    }
+}
+
 /// The kernel's `__is_good_name()`: a C identifier (with `-` allowed for
 /// system names).
 pub(crate) fn is_good_name_ex(name: &[u8], hyphen_ok: bool) -> bool {
@@ -192,6 +210,65 @@ pub(crate) fn is_good_name_ex(name: &[u8], hyphen_ok: bool) -> bool {
 /// `is_good_name()`.
 pub(crate) fn is_good_name(name: &[u8]) -> bool {
     is_good_name_ex(name, false)
+}
+
+/// Which fields an event's record has before its arguments.
+#[derive(Clone, Copy)]
+pub(crate) enum Fields {
+    /// kprobe, fprobe and tracepoint probe events.
+    Probe,
+    /// Function events (`__parent_ip`, `__ip`).
+    Function,
+}
+
+/// Field names every trace event has.
+const COMMON_FIELDS: [&str; 5] = [
+    "common_type",
+    "common_flags",
+    "common_preempt_count",
+    "common_pid",
+    "common_tgid",
+];
+
+/// Names the kernel keeps from probe event arguments
+/// (`reserved_field_names[]`), beyond the common fields.
+const PROBE_FIELDS: [&str; 3] = ["__probe_ip", "__probe_ret_ip", "__probe_func"];
+
+/// The fields a function event records before its arguments.
+const FUNCTION_FIELDS: [&str; 2] = ["__parent_ip", "__ip"];
+
+/// True when an argument may not be called `name`: it would clash with a
+/// field the record or the trace event already has.
+pub(crate) fn is_reserved_field(name: &[u8], fields: Fields) -> bool {
+    let own: &[&str] = match fields {
+        Fields::Probe => &PROBE_FIELDS,
+        Fields::Function => &FUNCTION_FIELDS,
+    };
+    COMMON_FIELDS
+        .iter()
+        .chain(own)
+        .any(|r| r.as_bytes() == name)
+}
+
+/// Set `event` to a default event name: the formatted text truncated to
+/// fit and sanitized as the kernel's `sanitize_event_name()` does (`:`,
+/// `.`, `*` after the first byte become `_`).
+pub(crate) fn set_default_event_name(
+    event: &mut Str<MAX_EVENT_NAME_LEN>,
+    args: fmt::Arguments<'_>,
+) {
+    let mut buf: Str<512> = Str::new();
+    let _ = fmt::write(&mut buf, args);
+    let mut n = buf.len().min(MAX_EVENT_NAME_LEN - 1);
+    while n > 0 && !buf.as_str().is_char_boundary(n) {
+        n -= 1;
+    }
+    let _ = event.set(buf.as_str().get(..n).unwrap_or(""));
+    for i in 1..event.len() {
+        if matches!(at(event.as_bytes(), i), b':' | b'.' | b'*') {
+            event.replace_ascii(i, b'_');
+        }
+    }
 }
 
 /// Radix detection as the kernel's `_parse_integer_fixup_radix()`; returns
