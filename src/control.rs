@@ -11,7 +11,7 @@ use kernel::prelude::*;
 use kernel::sync::{global_lock, Arc};
 
 use crate::event::{compile, new_definition, CompiledDef, Event, EventsLock, VecWriter};
-use crate::lang::{self, Command, Control, Cut, Definition, ParseError, ProbeKind};
+use crate::lang::{self, Command, Control, Cut, Definition, JoinRefusal, ParseError, ProbeKind};
 use crate::readme::README;
 use crate::resolve::{self, KernelResolver};
 use crate::sys::{self, bindings as b, dynprobe_file, dynprobe_text};
@@ -56,16 +56,14 @@ pub(crate) fn exit() {
     registry.workspace = None;
 }
 
-/// Which definitions a control file lists, clears and may remove.
+/// Which definitions a control file lists, clears and may remove
+/// (`kprobe_profile` counts the probes `kprobe_events` lists).
 fn owns(file: dynprobe_file, kind: ProbeKind) -> bool {
-    match file {
-        b::dynprobe_file_DYNPROBE_FILE_KPROBE_EVENTS | b::dynprobe_file_DYNPROBE_FILE_KPROBE_PROFILE => {
-            matches!(kind, ProbeKind::Kprobe | ProbeKind::Kretprobe)
-        }
-        b::dynprobe_file_DYNPROBE_FILE_DYNAMIC_EVENTS => !kind.is_function_event(),
-        b::dynprobe_file_DYNPROBE_FILE_FUNCTION_EVENTS => kind.is_function_event(),
-        _ => false,
-    }
+    let control = match file {
+        b::dynprobe_file_DYNPROBE_FILE_KPROBE_PROFILE => Some(Control::KprobeEvents),
+        _ => control_of(file),
+    };
+    control.is_some_and(|c| kind.family().listed_in(c))
 }
 
 fn control_of(file: dynprobe_file) -> Option<Control> {
@@ -267,16 +265,11 @@ fn word_column(line: &[u8], index: usize) -> usize {
 /// A rejection of the kernel's making (not the parser's): logged like a
 /// parse error, at word `index` of the line.
 fn kernel_error(kind: ProbeKind, line: &[u8], code: lang::ErrorCode, index: usize, errno: Error) -> Error {
-    let subsystem = match kind {
-        ProbeKind::Kprobe | ProbeKind::Kretprobe => lang::Subsystem::Kprobe,
-        ProbeKind::FunctionEntry | ProbeKind::FunctionExit => lang::Subsystem::Function,
-        _ => lang::Subsystem::Fprobe,
-    };
     let e = ParseError {
         code,
         column: word_column(line, index),
         errno: -errno.to_errno(),
-        subsystem,
+        subsystem: kind.family().subsystem(),
         logged: true,
     };
     reject(&e, line)
@@ -300,31 +293,18 @@ fn registration_error(kind: ProbeKind, line: &[u8], e: Error) -> Error {
     kernel_error(kind, line, code, 1, e)
 }
 
-/// Probes of one event must be of the same family (kprobe or fprobe, as
-/// the kernel keeps them in separate lists).
-fn same_family(a: ProbeKind, b: ProbeKind) -> bool {
-    let family = |k: ProbeKind| match k {
-        ProbeKind::Kprobe | ProbeKind::Kretprobe => 0,
-        ProbeKind::FprobeEntry | ProbeKind::FprobeExit | ProbeKind::Tracepoint => 1,
-        ProbeKind::FunctionEntry | ProbeKind::FunctionExit => 2,
-    };
-    family(a) == family(b)
-}
-
 /// A definition for an event that exists: appended as another probe of it
 /// when the kernel would, refused as the kernel would otherwise.
 fn append(ev: &mut Event, def: Arc<CompiledDef>, line: &[u8]) -> Result {
     let first = ev.def();
     let new = def.view();
     let kind = new.kind();
-    if !same_family(first.kind(), kind) || kind.is_function_event() {
-        return Err(kernel_error(kind, line, lang::ErrorCode::EventExist, 0, EEXIST));
-    }
-    // Entry, exit and tracepoint probes do not mix in one event.
-    if first.is_return() != new.is_return()
-        || (first.kind() == ProbeKind::Tracepoint) != (kind == ProbeKind::Tracepoint)
-    {
-        return Err(kernel_error(kind, line, lang::ErrorCode::DiffProbeType, 0, EEXIST));
+    if let Err(refusal) = kind.joins(first.kind()) {
+        let code = match refusal {
+            JoinRefusal::OtherFamily => lang::ErrorCode::EventExist,
+            JoinRefusal::OtherSite => lang::ErrorCode::DiffProbeType,
+        };
+        return Err(kernel_error(kind, line, code, 0, EEXIST));
     }
     let diff = first.compare_arg_types(&new);
     if diff != 0 {

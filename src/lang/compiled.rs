@@ -12,7 +12,8 @@
 
 use core::fmt::{self, Write};
 
-use crate::lang::def::{Definition, ProbeArg, ProbeKind};
+use crate::lang::def::{Definition, ProbeArg};
+use crate::lang::kind::ProbeKind;
 use crate::lang::view::DefView;
 
 /// The variable-length parts of a compiled definition, in storage its

@@ -6,6 +6,7 @@
 
 use core::fmt::{self, Write};
 
+use crate::lang::kind::ProbeKind;
 use crate::lang::text::{self, Str};
 use crate::lang::types::{FetchType, Program};
 use crate::lang::view::DefView;
@@ -22,40 +23,6 @@ pub enum Control {
     DynamicEvents,
     /// `function_events`: `FUNC(ARGS)` lines.
     FunctionEvents,
-}
-
-/// What kind of probe a definition creates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProbeKind {
-    /// kprobe (`p`).
-    Kprobe,
-    /// kretprobe (`r`, or `p ...%return`).
-    Kretprobe,
-    /// fprobe at function entry (`f SYM`).
-    FprobeEntry,
-    /// fprobe at function exit (`f SYM%return`).
-    FprobeExit,
-    /// tracepoint probe (`t TP`).
-    Tracepoint,
-    /// function event at entry (`FUNC(ARGS)`).
-    FunctionEntry,
-    /// function event at exit (`FUNC(ARGS) -> TYPE NAME`).
-    FunctionExit,
-}
-
-impl ProbeKind {
-    /// True for the exit/return kinds.
-    pub fn is_return(self) -> bool {
-        matches!(
-            self,
-            ProbeKind::Kretprobe | ProbeKind::FprobeExit | ProbeKind::FunctionExit
-        )
-    }
-
-    /// True for function events.
-    pub fn is_function_event(self) -> bool {
-        matches!(self, ProbeKind::FunctionEntry | ProbeKind::FunctionExit)
-    }
 }
 
 /// What a line asks for.

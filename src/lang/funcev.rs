@@ -18,9 +18,10 @@
 
 use core::fmt::Write;
 
-use crate::lang::def::{Definition, ProbeKind};
+use crate::lang::def::Definition;
 use crate::lang::error::{function_error, ErrorCode, ParseError};
 use crate::lang::funcev_compile::{compile, Builder, Ind, Ty};
+use crate::lang::kind::ProbeKind;
 use crate::lang::lexer::Cursor;
 use crate::lang::resolver::Resolver;
 use crate::lang::text::{self, at, is_alnum, is_alpha, is_digit, is_space, Str};

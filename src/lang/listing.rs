@@ -5,7 +5,7 @@
 
 use core::fmt::{self, Write};
 
-use crate::lang::def::ProbeKind;
+use crate::lang::kind::Family;
 use crate::lang::text::{self, Str};
 use crate::lang::view::DefView;
 use crate::lang::SYMBOL_CAP;
@@ -23,47 +23,32 @@ impl DefView<'_> {
         }
     }
 
+    /// The place as the listing shows it and a removal names it: kprobe
+    /// events with their offset or address, the others by name only.
+    fn write_listed_place<W: Write>(&self, w: &mut W) -> fmt::Result {
+        if self.kind.family() == Family::Kprobe {
+            self.write_place(w)
+        } else {
+            w.write_str(self.symbol)
+        }
+    }
+
     /// Write the definition as the control file lists it (no newline):
     /// `p:kprobes/p_vfs_read_0 vfs_read arg1=%di:u64`, or for function
     /// events the normalized definition text.
     pub fn canonical<W: Write>(&self, w: &mut W) -> fmt::Result {
-        match self.kind {
-            ProbeKind::FunctionEntry | ProbeKind::FunctionExit => {
-                return w.write_str(self.fe_text);
-            }
-            ProbeKind::Kprobe | ProbeKind::Kretprobe => {
-                if self.kind.is_return() {
-                    w.write_str("r")?;
-                    if self.maxactive > 0 {
-                        write!(w, "{}", self.maxactive)?;
-                    }
-                } else {
-                    w.write_str("p")?;
-                }
-                write!(w, ":{}/{} ", self.group(), self.event())?;
-                self.write_place(w)?;
-            }
-            ProbeKind::FprobeEntry | ProbeKind::FprobeExit | ProbeKind::Tracepoint => {
-                let c = if self.kind == ProbeKind::Tracepoint {
-                    "t"
-                } else {
-                    "f"
-                };
-                write!(
-                    w,
-                    "{}:{}/{} {}{}",
-                    c,
-                    self.group(),
-                    self.event(),
-                    self.symbol,
-                    if self.kind == ProbeKind::FprobeExit {
-                        "%return"
-                    } else {
-                        ""
-                    }
-                )?;
-            }
+        let info = self.kind.info();
+        let Some(letter) = info.letter else {
+            return w.write_str(self.fe_text);
+        };
+        w.write_char(letter)?;
+        // Only kretprobes have one (the kernel lists its default too).
+        if self.maxactive > 0 {
+            write!(w, "{}", self.maxactive)?;
         }
+        write!(w, ":{}/{} ", self.group(), self.event())?;
+        self.write_listed_place(w)?;
+        w.write_str(info.place_suffix)?;
         for a in self.args() {
             write!(w, " {}={}", a.name(), a.text())?;
         }
@@ -90,11 +75,7 @@ impl DefView<'_> {
             return place == self.symbol.as_bytes();
         }
         let mut buf: Str<{ SYMBOL_CAP + 32 }> = Str::new();
-        let placed = match self.kind {
-            ProbeKind::Kprobe | ProbeKind::Kretprobe => self.write_place(&mut buf),
-            _ => buf.write_str(self.symbol),
-        };
-        if placed.is_err() || buf.as_bytes() != place {
+        if self.write_listed_place(&mut buf).is_err() || buf.as_bytes() != place {
             return false;
         }
         let mut i = 0usize;

@@ -7,7 +7,8 @@
 
 use core::fmt::{self, Write};
 
-use crate::lang::def::{Field, ProbeArg, ProbeKind, TRACE_ENTRY_SIZE};
+use crate::lang::def::{Field, ProbeArg, TRACE_ENTRY_SIZE};
+use crate::lang::kind::ProbeKind;
 use crate::lang::types::FetchType;
 
 /// A borrowed definition. Cheap to make and to copy (a few words).
@@ -115,10 +116,7 @@ impl<'a> DefView<'a> {
     /// (`__probe_ip`: 8; `__probe_func`+`__probe_ret_ip` or
     /// `__parent_ip`+`__ip`: 16).
     pub fn header_size(&self) -> u32 {
-        match self.kind {
-            ProbeKind::Kprobe | ProbeKind::FprobeEntry | ProbeKind::Tracepoint => 8,
-            _ => 16,
-        }
+        self.kind.header_size()
     }
 
     /// Offset of the first argument from the start of the trace entry.
@@ -163,8 +161,9 @@ impl<'a> DefView<'a> {
 
     /// Number of fields in the `format` file (header fields included).
     pub fn nr_fields(&self) -> usize {
-        let h = if self.header_size() == 8 { 1 } else { 2 };
-        self.args.len().saturating_add(h)
+        self.args
+            .len()
+            .saturating_add(self.kind.info().header.len())
     }
 
     /// Field `i` of the `format` file (header fields first).
@@ -178,19 +177,11 @@ impl<'a> DefView<'a> {
             signed: false,
             header: true,
         };
-        let (h0, h1) = match self.kind {
-            ProbeKind::Kprobe | ProbeKind::FprobeEntry | ProbeKind::Tracepoint => {
-                ("__probe_ip", "")
-            }
-            ProbeKind::Kretprobe | ProbeKind::FprobeExit => ("__probe_func", "__probe_ret_ip"),
-            ProbeKind::FunctionEntry | ProbeKind::FunctionExit => ("__parent_ip", "__ip"),
-        };
-        let nh = if h1.is_empty() { 1 } else { 2 };
-        if i == 0 {
-            return Some(hdr(h0, 8));
-        }
-        if i == 1 && nh == 2 {
-            return Some(hdr(h1, 16));
+        let header = self.kind.info().header;
+        let nh = header.len();
+        if let Some(&name) = header.get(i) {
+            let offset = TRACE_ENTRY_SIZE.saturating_add(8 * i as u32);
+            return Some(hdr(name, offset));
         }
         let a = self.args.get(i.checked_sub(nh)?)?;
         let c_type = if self.kind.is_function_event() && a.ty == FetchType::Symbol {
@@ -220,11 +211,10 @@ impl<'a> DefView<'a> {
         if self.kind.is_function_event() {
             return self.function_print_fmt(w);
         }
-        let (fmt, args) = match self.kind {
-            ProbeKind::Kretprobe | ProbeKind::FprobeExit => {
-                ("(%lx <- %lx)", ", REC->__probe_func, REC->__probe_ret_ip")
-            }
-            _ => ("(%lx)", ", REC->__probe_ip"),
+        let (fmt, args) = if self.kind.is_return() {
+            ("(%lx <- %lx)", ", REC->__probe_func, REC->__probe_ret_ip")
+        } else {
+            ("(%lx)", ", REC->__probe_ip")
         };
         write!(w, "\"{}", fmt)?;
         for a in self.args() {
@@ -268,7 +258,7 @@ impl<'a> DefView<'a> {
     }
 
     fn function_print_fmt<W: Write>(&self, w: &mut W) -> fmt::Result {
-        let exit = self.kind == ProbeKind::FunctionExit;
+        let exit = self.kind.is_return();
         let (head, tail_args) = if exit {
             ("\"%pS <- %pS(", ", REC->__parent_ip, REC->__ip")
         } else {

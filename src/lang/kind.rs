@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Probe kinds, and everything that tells one from another in one table
+//! ([`ProbeKind::info`]): a new kind is a variant and a row. What the
+//! kernel layer does to register each kind is its own concern (the
+//! probe's place, src/event.rs, and its registration, src/shim/probe.c).
+
+use crate::lang::def::Control;
+use crate::lang::error::Subsystem;
+
+/// What kind of probe a definition creates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbeKind {
+    /// kprobe (`p`).
+    Kprobe,
+    /// kretprobe (`r`, or `p ...%return`).
+    Kretprobe,
+    /// fprobe at function entry (`f SYM`).
+    FprobeEntry,
+    /// fprobe at function exit (`f SYM%return`).
+    FprobeExit,
+    /// tracepoint probe (`t TP`).
+    Tracepoint,
+    /// function event at entry (`FUNC(ARGS)`).
+    FunctionEntry,
+    /// function event at exit (`FUNC(ARGS) -> TYPE NAME`).
+    FunctionExit,
+}
+
+/// The kernel's families of dynamic events: which control files list a
+/// kind, which subsystem its errors are logged under, and which kinds may
+/// feed one event together (the kernel keeps each family in a list of
+/// its own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// kprobe events (`p`, `r`): `trace_kprobe`.
+    Kprobe,
+    /// fprobe events (`f`, `t`): `trace_fprobe`.
+    Fprobe,
+    /// function events: `function_events` only, one probe per event.
+    Function,
+}
+
+/// Where in the probed code a kind fires. Probes of one event must fire
+/// at the same kind of site (the kernel's `DIFF_PROBE_TYPE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Site {
+    /// Function entry or an instruction inside it.
+    Entry,
+    /// Function return.
+    Exit,
+    /// A tracepoint.
+    Tracepoint,
+}
+
+/// One row of the kind table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KindInfo {
+    /// The family the kind belongs to.
+    pub family: Family,
+    /// Where it fires.
+    pub site: Site,
+    /// Its letter in a listing (`p:GRP/EV ...`); function events are
+    /// listed as their own text instead.
+    pub letter: Option<char>,
+    /// Written after the place in a listing (`f SYM%return`).
+    pub place_suffix: &'static str,
+    /// The probe's header fields after the common `trace_entry`, each an
+    /// `unsigned long`, in record order.
+    pub header: &'static [&'static str],
+}
+
+const PROBE_IP: &[&str] = &["__probe_ip"];
+const PROBE_RET: &[&str] = &["__probe_func", "__probe_ret_ip"];
+const FUNCTION_IPS: &[&str] = &["__parent_ip", "__ip"];
+
+const fn row(
+    family: Family,
+    site: Site,
+    letter: Option<char>,
+    place_suffix: &'static str,
+    header: &'static [&'static str],
+) -> KindInfo {
+    KindInfo {
+        family,
+        site,
+        letter,
+        place_suffix,
+        header,
+    }
+}
+
+impl ProbeKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [ProbeKind; 7] = [
+        ProbeKind::Kprobe,
+        ProbeKind::Kretprobe,
+        ProbeKind::FprobeEntry,
+        ProbeKind::FprobeExit,
+        ProbeKind::Tracepoint,
+        ProbeKind::FunctionEntry,
+        ProbeKind::FunctionExit,
+    ];
+
+    /// The kind's row.
+    pub const fn info(self) -> KindInfo {
+        match self {
+            ProbeKind::Kprobe => row(Family::Kprobe, Site::Entry, Some('p'), "", PROBE_IP),
+            ProbeKind::Kretprobe => row(Family::Kprobe, Site::Exit, Some('r'), "", PROBE_RET),
+            ProbeKind::FprobeEntry => row(Family::Fprobe, Site::Entry, Some('f'), "", PROBE_IP),
+            ProbeKind::FprobeExit => {
+                row(Family::Fprobe, Site::Exit, Some('f'), "%return", PROBE_RET)
+            }
+            ProbeKind::Tracepoint => row(Family::Fprobe, Site::Tracepoint, Some('t'), "", PROBE_IP),
+            ProbeKind::FunctionEntry => row(Family::Function, Site::Entry, None, "", FUNCTION_IPS),
+            ProbeKind::FunctionExit => row(Family::Function, Site::Exit, None, "", FUNCTION_IPS),
+        }
+    }
+
+    /// The kind's family.
+    pub const fn family(self) -> Family {
+        self.info().family
+    }
+
+    /// True for the exit/return kinds.
+    pub fn is_return(self) -> bool {
+        self.info().site == Site::Exit
+    }
+
+    /// True for function events.
+    pub fn is_function_event(self) -> bool {
+        self.family() == Family::Function
+    }
+
+    /// Size of the probe's header after the common `trace_entry`.
+    pub fn header_size(self) -> u32 {
+        8 * self.info().header.len() as u32
+    }
+
+    /// Whether a probe of kind `self` may join an event whose probes are
+    /// of kind `first`; the error the kernel gives when not.
+    pub fn joins(self, first: ProbeKind) -> Result<(), JoinRefusal> {
+        if self.family() != first.family() || self.is_function_event() {
+            Err(JoinRefusal::OtherFamily)
+        } else if self.info().site != first.info().site {
+            Err(JoinRefusal::OtherSite)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Why a probe cannot join an existing event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinRefusal {
+    /// Another family's event, or a function event (one probe each): the
+    /// kernel's `EVENT_EXIST`.
+    OtherFamily,
+    /// Entry, exit and tracepoint probes do not mix: `DIFF_PROBE_TYPE`.
+    OtherSite,
+}
+
+impl Family {
+    /// Whether `control` lists, clears and removes definitions of this
+    /// family (`kprobe_events` only kprobe events, `dynamic_events` every
+    /// probe event, `function_events` its own).
+    pub fn listed_in(self, control: Control) -> bool {
+        match control {
+            Control::KprobeEvents => self == Family::Kprobe,
+            Control::DynamicEvents => self != Family::Function,
+            Control::FunctionEvents => self == Family::Function,
+        }
+    }
+
+    /// The subsystem the family's errors are logged under.
+    pub fn subsystem(self) -> Subsystem {
+        match self {
+            Family::Kprobe => Subsystem::Kprobe,
+            Family::Fprobe => Subsystem::Fprobe,
+            Family::Function => Subsystem::Function,
+        }
+    }
+}
