@@ -39,6 +39,10 @@ struct dynprobe_probe {
 	struct kretprobe rp;	/* rp.kp is the kprobe of entry probes */
 	struct fprobe fp;
 	char *func;		/* fprobe target, or tracepoint name */
+	/* An entry probe on the shared ftrace_ops (fentry.c), not fprobe. */
+	bool fentry;
+	unsigned long fentry_addr;
+	struct hlist_node fentry_node;	/* in fentry.c's table while armed */
 	struct tracepoint *tpoint;	/* while a t probe is hooked */
 	bool registered;
 	bool armed;		/* t probe: its event is enabled */
@@ -62,6 +66,11 @@ void dynprobe_probe_disarm(struct dynprobe_probe *probe);
 void dynprobe_probe_teardown(struct dynprobe_probe *probe);
 u64 dynprobe_probe_misses(struct dynprobe_probe *probe);
 int dynprobe_probes_init(void);
+
+/* fentry.c: entry probes on one shared ftrace_ops. */
+bool dynprobe_fentry_suits(struct dynprobe_probe *probe);
+int dynprobe_fentry_arm(struct dynprobe_probe *probe);
+void dynprobe_fentry_disarm(struct dynprobe_probe *probe);
 void dynprobe_probes_exit(void);
 
 static inline bool dynprobe_is_fprobe(enum dynprobe_probe_kind kind)

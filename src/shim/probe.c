@@ -477,6 +477,7 @@ int dynprobe_probe_setup(struct dynprobe_probe *probe,
 		probe->func = kstrdup(place->symbol, GFP_KERNEL);
 		if (!probe->func)
 			return -ENOMEM;
+		probe->fentry = dynprobe_fentry_suits(probe);
 		probe->fp.entry_handler = fprobe_entry;
 		if (probe->kind == DYNPROBE_TRACEPOINT) {
 			mutex_lock(&tprobe_lock);
@@ -543,6 +544,12 @@ int dynprobe_probe_arm(struct dynprobe_probe *probe)
 			pr_warn("cannot probe tracepoint %s: %d\n", probe->func, ret);
 		return ret;
 	default:
+		if (probe->fentry) {
+			ret = dynprobe_fentry_arm(probe);
+			if (ret)
+				pr_warn("cannot hook %s: %d\n", probe->func, ret);
+			return ret;
+		}
 		/* By name is a lookup; a glob scans every symbol. */
 		if (strpbrk(probe->func, "*?["))
 			ret = register_fprobe(&probe->fp, probe->func, NULL);
@@ -572,7 +579,9 @@ void dynprobe_probe_disarm(struct dynprobe_probe *probe)
 		disarm_tracepoint(probe);
 		break;
 	default:
-		if (probe->registered)
+		if (probe->fentry)
+			dynprobe_fentry_disarm(probe);
+		else if (probe->registered)
 			unregister_fprobe(&probe->fp);
 		probe->registered = false;
 		break;
@@ -594,7 +603,11 @@ void dynprobe_probe_teardown(struct dynprobe_probe *probe)
 			list_del(&probe->module_list);
 			mutex_unlock(&module_probes_lock);
 		}
-		if (dynprobe_is_fprobe(probe->kind)) {
+		if (probe->fentry) {
+			dynprobe_fentry_disarm(probe);
+			/* Its callbacks run with preemption disabled. */
+			synchronize_rcu();
+		} else if (dynprobe_is_fprobe(probe->kind)) {
 			if (probe->registered)
 				unregister_fprobe(&probe->fp);
 		} else {
@@ -609,6 +622,9 @@ void dynprobe_probe_teardown(struct dynprobe_probe *probe)
 
 u64 dynprobe_probe_misses(struct dynprobe_probe *probe)
 {
+	/* The shared hook's recursion misses are nobody's in particular. */
+	if (probe->fentry)
+		return 0;
 	if (dynprobe_is_fprobe(probe->kind))
 		return probe->fp.nmissed;
 	if (probe->kind == DYNPROBE_KRETPROBE)

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Function entry probes (f events and function events at entry, on a
+ * function of the kernel image) share one ftrace_ops. Its filter holds the
+ * functions of every armed entry probe; its callback finds the probes of
+ * the function hit in a hash table by address. That is the cheapest hook
+ * ftrace offers: no function-graph shadow stack and no fprobe layer, so a
+ * hit costs the ftrace call, one lookup and the record. Exit probes need
+ * the return hooked and stay on fprobe; so do globs and functions of
+ * modules, whose text comes and goes (fprobe follows it).
+ */
+#include <linux/ftrace.h>
+#include <linux/hashtable.h>
+#include <linux/trace_recursion.h>
+#include "dynprobe/resolved.h"
+#include "internal.h"
+
+#define FENTRY_HASH_BITS 10
+
+/* Armed entry probes by function address; RCU for the callback. */
+static DEFINE_HASHTABLE(fentry_probes, FENTRY_HASH_BITS);
+/* Guards the table, the ops' filter and whether the ops is registered. */
+static DEFINE_MUTEX(fentry_lock);
+static unsigned int fentry_armed;
+
+static void fentry_callback(unsigned long ip, unsigned long parent_ip,
+			    struct ftrace_ops *op, struct ftrace_regs *fregs);
+
+static struct ftrace_ops fentry_ops = {
+	.func = fentry_callback,
+	/* The callback takes the recursion lock itself (cheaper). */
+	.flags = FTRACE_OPS_FL_RECURSION,
+};
+
+/* The function's address from its ftrace call site (after an ENDBR). */
+static __always_inline unsigned long fentry_symaddr(unsigned long ip)
+{
+#ifdef CONFIG_X86_KERNEL_IBT
+	if (__is_endbr(*(u32 *)(ip - ENDBR_INSN_SIZE)))
+		return ip - ENDBR_INSN_SIZE;
+#endif
+	return ip;
+}
+
+static void fentry_callback(unsigned long ip, unsigned long parent_ip,
+			    struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	unsigned long func = fentry_symaddr(ip);
+	struct dynprobe_probe *probe;
+	struct pt_regs *regs;
+	int bit;
+
+	/* Also disables preemption, which the table's readers rely on. */
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0)
+		return;
+	regs = ftrace_partial_regs(fregs, NULL);
+	hash_for_each_possible_rcu_notrace(fentry_probes, probe, fentry_node,
+					   func) {
+		if (probe->fentry_addr != func)
+			continue;
+		/* The call site, as fprobe reports it (after an ENDBR). */
+		if (probe->kind == DYNPROBE_FUNCTION_ENTRY)
+			dynprobe_dispatch(probe, regs, NULL, parent_ip, ip);
+		else
+			dynprobe_dispatch(probe, regs, NULL, ip, 0);
+	}
+	ftrace_test_recursion_unlock(bit);
+}
+NOKPROBE_SYMBOL(fentry_callback);
+
+/* Whether @probe's place is for the shared hook: one function of the image. */
+bool dynprobe_fentry_suits(struct dynprobe_probe *probe)
+{
+	unsigned long addr;
+
+	if (probe->kind != DYNPROBE_FPROBE_ENTRY &&
+	    probe->kind != DYNPROBE_FUNCTION_ENTRY)
+		return false;
+	if (strpbrk(probe->func, "*?[:"))
+		return false;
+	addr = dynprobe_call_kallsyms_lookup_name(probe->func);
+	if (!addr || (addr >= MODULES_VADDR && addr < MODULES_END))
+		return false;
+	probe->fentry_addr = addr;
+	return true;
+}
+
+static bool fentry_addr_armed(unsigned long addr)
+{
+	struct dynprobe_probe *probe;
+
+	hash_for_each_possible(fentry_probes, probe, fentry_node, addr)
+		if (probe->fentry_addr == addr)
+			return true;
+	return false;
+}
+
+int dynprobe_fentry_arm(struct dynprobe_probe *probe)
+{
+	unsigned long addr = probe->fentry_addr;
+	int ret = 0;
+
+	guard(mutex)(&fentry_lock);
+	if (!fentry_addr_armed(addr)) {
+		ret = ftrace_set_filter_ip(&fentry_ops, addr, 0, 0);
+		if (ret)
+			return ret;
+	}
+	/* Never registered with an empty filter: that traces everything. */
+	if (!fentry_armed) {
+		ret = register_ftrace_function(&fentry_ops);
+		if (ret) {
+			ftrace_set_filter_ip(&fentry_ops, addr, 1, 0);
+			return ret;
+		}
+	}
+	hash_add_rcu(fentry_probes, &probe->fentry_node, addr);
+	fentry_armed++;
+	probe->registered = true;
+	return 0;
+}
+
+/* Handlers of @probe may still run until the next RCU grace period. */
+void dynprobe_fentry_disarm(struct dynprobe_probe *probe)
+{
+	unsigned long addr = probe->fentry_addr;
+
+	guard(mutex)(&fentry_lock);
+	if (!probe->registered)
+		return;
+	hash_del_rcu(&probe->fentry_node);
+	probe->registered = false;
+	if (!--fentry_armed)
+		unregister_ftrace_function(&fentry_ops);
+	if (!fentry_addr_armed(addr))
+		ftrace_set_filter_ip(&fentry_ops, addr, 1, 0);
+}
