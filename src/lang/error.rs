@@ -311,6 +311,29 @@ impl ErrorCode {
         KERNEL_CODES.get(usize::from(value)).copied()
     }
 
+    /// Compares the kernel's message table with [`ErrorCode::message`] for
+    /// each of the kernel's codes, in index order. `kernel_text(index, buf)`
+    /// copies the kernel's message at `index` into `buf` and returns its
+    /// length, or `None` when the table has no such entry or it cannot be
+    /// read. Returns the first code whose message differs, with the
+    /// kernel's text for it (in `buf`) if there is one.
+    pub fn first_kernel_mismatch(
+        buf: &mut [u8],
+        mut kernel_text: impl FnMut(u8, &mut [u8]) -> Option<usize>,
+    ) -> Option<(ErrorCode, Option<&[u8]>)> {
+        let mut found = None;
+        for (index, code) in (0u8..).zip(KERNEL_CODES) {
+            let len = kernel_text(index, buf);
+            let text = len.and_then(|n| buf.get(..n));
+            if text != Some(code.message().as_bytes()) {
+                found = Some((code, len));
+                break;
+            }
+        }
+        let (code, len) = found?;
+        Some((code, len.and_then(|n| buf.get(..n))))
+    }
+
     /// The code of dynprobe's own whose value is `value`, if any.
     pub fn own_code(value: u8) -> Option<ErrorCode> {
         OWN_CODES.iter().copied().find(|c| *c as u8 == value)

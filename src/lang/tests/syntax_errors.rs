@@ -415,6 +415,60 @@ fn kernel_codes_are_in_table_order() {
     }
 }
 
+/// A kernel table equal to dynprobe's messages passes; the first entry
+/// that differs, is missing or does not fit is reported with the kernel's
+/// text, as the module's load check prints it.
+#[test]
+fn first_kernel_mismatch() {
+    let table: Vec<&str> = (0..ErrorCode::FIRST_OWN)
+        .map(|v| ErrorCode::kernel_code(v).unwrap().message())
+        .collect();
+    let lookup = |table: Vec<&'static str>| {
+        move |index: u8, buf: &mut [u8]| {
+            let text = table.get(usize::from(index))?.as_bytes();
+            buf.get_mut(..text.len())?.copy_from_slice(text);
+            Some(text.len())
+        }
+    };
+    let mut buf = [0u8; 128];
+    assert_eq!(
+        ErrorCode::first_kernel_mismatch(&mut buf, lookup(table.clone())),
+        None
+    );
+
+    let mut changed = table.clone();
+    changed[40] = "Invalid fetch argument!";
+    assert_eq!(
+        ErrorCode::first_kernel_mismatch(&mut buf, lookup(changed)),
+        Some((
+            ErrorCode::kernel_code(40).unwrap(),
+            Some(&b"Invalid fetch argument!"[..])
+        ))
+    );
+    let mut inserted = table.clone();
+    inserted.insert(3, "A new message");
+    assert_eq!(
+        ErrorCode::first_kernel_mismatch(&mut buf, lookup(inserted)),
+        Some((RefcntOpenBrace, Some(&b"A new message"[..])))
+    );
+    let shorter = table[..81].to_vec();
+    assert_eq!(
+        ErrorCode::first_kernel_mismatch(&mut buf, lookup(shorter)),
+        Some((TypecastNotEvent, None))
+    );
+    let mut longer = table.clone();
+    longer.push("A message dynprobe does not use");
+    assert_eq!(
+        ErrorCode::first_kernel_mismatch(&mut buf, lookup(longer)),
+        None
+    );
+    let mut small = [0u8; 8];
+    assert_eq!(
+        ErrorCode::first_kernel_mismatch(&mut small, lookup(table)),
+        Some((FileNotFound, None))
+    );
+}
+
 /// The entries `C(NAME, "text")` of the `ERRORS` list in the kernel's
 /// kernel/trace/trace_probe.h, in order.
 fn kernel_errors(header: &str) -> Vec<(String, String)> {
@@ -459,7 +513,11 @@ fn messages_match_the_kernel_source() {
     assert_eq!(entries.len(), usize::from(ErrorCode::FIRST_OWN));
     for (value, (name, text)) in (0u8..).zip(&entries) {
         let code = ErrorCode::kernel_code(value).unwrap();
-        assert_eq!((code.name(), code.message()), (name.as_str(), text.as_str()), "index {value}");
+        assert_eq!(
+            (code.name(), code.message()),
+            (name.as_str(), text.as_str()),
+            "index {value}"
+        );
     }
 }
 
