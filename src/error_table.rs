@@ -14,7 +14,7 @@ use crate::lang::ErrorCode;
 use crate::sys;
 
 /// The longest message the kernel's table may hold for the check (the
-/// longest of 7.2's is 58 bytes).
+/// longest of 7.2's is 57 bytes).
 const TEXT_MAX: usize = 128;
 
 /// Compares every entry of the kernel's table that dynprobe uses with
