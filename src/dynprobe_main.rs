@@ -10,6 +10,7 @@
 use kernel::prelude::*;
 
 mod control;
+mod error_table;
 mod event;
 mod fetch;
 pub mod lang;
@@ -30,6 +31,10 @@ struct Dynprobe;
 impl kernel::Module for Dynprobe {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         sys::resolve_symbols()?;
+        if let Err(e) = error_table::check() {
+            sys::resolve_exit();
+            return Err(e);
+        }
         control::init();
         if let Err(e) = sys::events_init() {
             sys::resolve_exit();

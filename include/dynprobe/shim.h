@@ -32,6 +32,12 @@ void dynprobe_log_err(const char *subsystem, const char *cmd, u8 err_type,
 void dynprobe_log_own_err(const char *subsystem, const char *cmd,
 			  const char *message, u16 pos);
 unsigned long dynprobe_lookup_symbol(const char *name);
+/*
+ * The kernel's probe error message at @index of its table, copied with its
+ * NUL into @buf: its length, or -ENOENT (no such entry), -ERANGE (it does
+ * not fit), -EFAULT.
+ */
+int dynprobe_kernel_err_text(unsigned int index, char *buf, size_t len);
 unsigned int dynprobe_count_symbols(const char *module, const char *name,
 				    bool *module_loaded);
 /* The vmlinux BTF (bytes [return, return + *len)), or NULL without one. */

@@ -197,6 +197,94 @@ pub enum ErrorCode {
     NoMatchingType,
 }
 
+/// The kernel's codes in the order of its `trace_probe_err_text` table:
+/// `KERNEL_CODES[i]` is the code whose message the kernel keeps at index
+/// `i`. The length ties the table to [`ErrorCode::FIRST_OWN`].
+const KERNEL_CODES: [ErrorCode; ErrorCode::FIRST_OWN as usize] = [
+    ErrorCode::FileNotFound,
+    ErrorCode::NoRegularFile,
+    ErrorCode::BadRefcnt,
+    ErrorCode::RefcntOpenBrace,
+    ErrorCode::BadRefcntSuffix,
+    ErrorCode::BadUprobeOffs,
+    ErrorCode::BadMaxactType,
+    ErrorCode::BadMaxact,
+    ErrorCode::MaxactTooBig,
+    ErrorCode::BadProbeAddr,
+    ErrorCode::NonUniqSymbol,
+    ErrorCode::BadRetprobe,
+    ErrorCode::NoTracepoint,
+    ErrorCode::BadTpName,
+    ErrorCode::BadAddrSuffix,
+    ErrorCode::NoGroupName,
+    ErrorCode::GroupTooLong,
+    ErrorCode::BadGroupName,
+    ErrorCode::NoEventName,
+    ErrorCode::EventTooLong,
+    ErrorCode::BadEventName,
+    ErrorCode::EventExist,
+    ErrorCode::RetvalOnProbe,
+    ErrorCode::NoRetval,
+    ErrorCode::BadStackNum,
+    ErrorCode::BadArgNum,
+    ErrorCode::BadVar,
+    ErrorCode::BadRegName,
+    ErrorCode::BadMemAddr,
+    ErrorCode::BadImm,
+    ErrorCode::ImmstrNoClose,
+    ErrorCode::FileOnKprobe,
+    ErrorCode::BadFileOffs,
+    ErrorCode::SymOnUprobe,
+    ErrorCode::TooManyOps,
+    ErrorCode::DerefNeedBrace,
+    ErrorCode::BadDerefOffs,
+    ErrorCode::DerefOpenBrace,
+    ErrorCode::CommCantDeref,
+    ErrorCode::BadFetchArg,
+    ErrorCode::ArrayNoClose,
+    ErrorCode::BadArraySuffix,
+    ErrorCode::BadArrayNum,
+    ErrorCode::ArrayTooBig,
+    ErrorCode::BadType,
+    ErrorCode::BadString,
+    ErrorCode::BadSymstring,
+    ErrorCode::BadBitfield,
+    ErrorCode::ArgNameTooLong,
+    ErrorCode::NoArgName,
+    ErrorCode::BadArgName,
+    ErrorCode::UsedArgName,
+    ErrorCode::ArgTooLong,
+    ErrorCode::NoArgBody,
+    ErrorCode::BadInsnBndry,
+    ErrorCode::FailRegProbe,
+    ErrorCode::DiffProbeType,
+    ErrorCode::DiffArgType,
+    ErrorCode::SameProbe,
+    ErrorCode::NoEventInfo,
+    ErrorCode::BadAttachEvent,
+    ErrorCode::BadAttachArg,
+    ErrorCode::NoEpFilter,
+    ErrorCode::NosupBtfarg,
+    ErrorCode::NoBtfarg,
+    ErrorCode::NoBtfEntry,
+    ErrorCode::BadVarArgs,
+    ErrorCode::NofentryArgs,
+    ErrorCode::DoubleArgs,
+    ErrorCode::Args2long,
+    ErrorCode::Argidx2big,
+    ErrorCode::NoPtrStrct,
+    ErrorCode::NosupDatArg,
+    ErrorCode::BadHyphen,
+    ErrorCode::NoBtfField,
+    ErrorCode::BadBtfTid,
+    ErrorCode::BadType4str,
+    ErrorCode::NeedStringType,
+    ErrorCode::TooManyArgs,
+    ErrorCode::TooManyEargs,
+    ErrorCode::EventTooBig,
+    ErrorCode::TypecastNotEvent,
+];
+
 /// dynprobe's own codes, which have no text in the kernel's message table.
 const OWN_CODES: [ErrorCode; 9] = [
     ErrorCode::FeNoOpenParen,
@@ -215,6 +303,36 @@ impl ErrorCode {
     /// `trace_probe_err_text` table has exactly these entries); the others
     /// are dynprobe's own.
     pub const FIRST_OWN: u8 = ErrorCode::FeNoOpenParen as u8;
+
+    /// The kernel's code at index `value` of its message table, if any:
+    /// at load, each one's [`ErrorCode::message`] is compared with the
+    /// kernel's text at that index.
+    pub fn kernel_code(value: u8) -> Option<ErrorCode> {
+        KERNEL_CODES.get(usize::from(value)).copied()
+    }
+
+    /// Compares the kernel's message table with [`ErrorCode::message`] for
+    /// each of the kernel's codes, in index order. `kernel_text(index, buf)`
+    /// copies the kernel's message at `index` into `buf` and returns its
+    /// length, or `None` when the table has no such entry or it cannot be
+    /// read. Returns the first code whose message differs, with the
+    /// kernel's text for it (in `buf`) if there is one.
+    pub fn first_kernel_mismatch(
+        buf: &mut [u8],
+        mut kernel_text: impl FnMut(u8, &mut [u8]) -> Option<usize>,
+    ) -> Option<(ErrorCode, Option<&[u8]>)> {
+        let mut found = None;
+        for (index, code) in (0u8..).zip(KERNEL_CODES) {
+            let len = kernel_text(index, buf);
+            let text = len.and_then(|n| buf.get(..n));
+            if text != Some(code.message().as_bytes()) {
+                found = Some((code, len));
+                break;
+            }
+        }
+        let (code, len) = found?;
+        Some((code, len.and_then(|n| buf.get(..n))))
+    }
 
     /// The code of dynprobe's own whose value is `value`, if any.
     pub fn own_code(value: u8) -> Option<ErrorCode> {

@@ -52,6 +52,8 @@
 //! compiled.view().canonical(&mut seq)
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod btf;
 mod compiled;
 mod def;

@@ -31,6 +31,7 @@
 
 #include <linux/cache.h>
 #include <linux/ftrace.h>
+#include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/uaccess.h>
@@ -365,6 +366,38 @@ fail:
 void dynprobe_resolve_exit(void)
 {
 	redirect_exit();
+}
+
+/*
+ * The kernel's table has no end marker and its length is not exported:
+ * an index is read only if kallsyms puts its slot inside the table's
+ * symbol. A symbol reaches to the next one, so alignment padding after
+ * the table may pass as slots; they hold no message the caller accepts.
+ */
+int dynprobe_kernel_err_text(unsigned int index, char *buf, size_t len)
+{
+	const char **table = dynprobe_ksyms.trace_probe_err_text;
+	char owner[KSYM_SYMBOL_LEN];
+	const char *text;
+	size_t i;
+
+	if (!table || !len || len > INT_MAX)
+		return -ENOENT;
+	sprint_symbol_no_offset(owner, (unsigned long)&table[index]);
+	if (strcmp(owner, "trace_probe_err_text"))
+		return -ENOENT;
+	if (copy_from_kernel_nofault(&text, &table[index], sizeof(text)))
+		return -EFAULT;
+	if (!text)
+		return -ENOENT;
+	/* strncpy_from_kernel_nofault() is not exported: byte by byte. */
+	for (i = 0; i < len; i++) {
+		if (copy_from_kernel_nofault(&buf[i], &text[i], 1))
+			return -EFAULT;
+		if (!buf[i])
+			return i;
+	}
+	return -ERANGE;
 }
 
 static int count_symbol(void *data, unsigned long unused)

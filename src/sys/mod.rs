@@ -27,6 +27,19 @@ pub(crate) fn resolve_exit() {
     unsafe { bindings::dynprobe_resolve_exit() }
 }
 
+/// Copies the kernel's probe error message at `index` of its table into
+/// `buf`: its length, or `None` when the table has no such entry, the
+/// entry cannot be read, or it does not fit.
+pub(crate) fn kernel_error_message(index: u8, buf: &mut [u8]) -> Option<usize> {
+    // SAFETY: symbols are resolved (init order in the module); the C side
+    // writes at most `buf.len()` bytes into `buf` and reads the kernel's
+    // table without faulting.
+    let len = unsafe {
+        bindings::dynprobe_kernel_err_text(index.into(), buf.as_mut_ptr().cast(), buf.len())
+    };
+    usize::try_from(len).ok()
+}
+
 /// Allocates what probe handlers share (per-CPU scratch buffers).
 pub(crate) fn events_init() -> Result {
     // SAFETY: called once from module init.

@@ -402,6 +402,125 @@ fn error_codes_are_the_kernels_or_dynprobes_own() {
     }
 }
 
+/// dynprobe logs the kernel's codes with the kernel's own message table,
+/// by index: `kernel_code(i)` is the code at index `i`, and only the
+/// kernel's codes have one.
+#[test]
+fn kernel_codes_are_in_table_order() {
+    for value in 0..ErrorCode::FIRST_OWN {
+        assert_eq!(ErrorCode::kernel_code(value).map(|c| c as u8), Some(value));
+    }
+    for value in ErrorCode::FIRST_OWN..=u8::MAX {
+        assert_eq!(ErrorCode::kernel_code(value), None, "{value}");
+    }
+}
+
+/// A kernel table equal to dynprobe's messages passes; the first entry
+/// that differs, is missing or does not fit is reported with the kernel's
+/// text, as the module's load check prints it.
+#[test]
+fn first_kernel_mismatch() {
+    let table: Vec<&str> = (0..ErrorCode::FIRST_OWN)
+        .map(|v| ErrorCode::kernel_code(v).unwrap().message())
+        .collect();
+    let lookup = |table: Vec<&'static str>| {
+        move |index: u8, buf: &mut [u8]| {
+            let text = table.get(usize::from(index))?.as_bytes();
+            buf.get_mut(..text.len())?.copy_from_slice(text);
+            Some(text.len())
+        }
+    };
+    let mut buf = [0u8; 128];
+    assert_eq!(
+        ErrorCode::first_kernel_mismatch(&mut buf, lookup(table.clone())),
+        None
+    );
+
+    let mut changed = table.clone();
+    changed[40] = "Invalid fetch argument!";
+    assert_eq!(
+        ErrorCode::first_kernel_mismatch(&mut buf, lookup(changed)),
+        Some((
+            ErrorCode::kernel_code(40).unwrap(),
+            Some(&b"Invalid fetch argument!"[..])
+        ))
+    );
+    let mut inserted = table.clone();
+    inserted.insert(3, "A new message");
+    assert_eq!(
+        ErrorCode::first_kernel_mismatch(&mut buf, lookup(inserted)),
+        Some((RefcntOpenBrace, Some(&b"A new message"[..])))
+    );
+    let shorter = table[..81].to_vec();
+    assert_eq!(
+        ErrorCode::first_kernel_mismatch(&mut buf, lookup(shorter)),
+        Some((TypecastNotEvent, None))
+    );
+    let mut longer = table.clone();
+    longer.push("A message dynprobe does not use");
+    assert_eq!(
+        ErrorCode::first_kernel_mismatch(&mut buf, lookup(longer)),
+        None
+    );
+    let mut small = [0u8; 8];
+    assert_eq!(
+        ErrorCode::first_kernel_mismatch(&mut small, lookup(table)),
+        Some((FileNotFound, None))
+    );
+}
+
+/// The entries `C(NAME, "text")` of the `ERRORS` list in the kernel's
+/// kernel/trace/trace_probe.h, in order.
+fn kernel_errors(header: &str) -> Vec<(String, String)> {
+    let start = header.find("#define ERRORS").expect("no ERRORS list");
+    let mut entries = Vec::new();
+    for line in header[start..].lines().skip(1) {
+        let entry = line.trim().trim_end_matches('\\').trim();
+        if entry.is_empty() {
+            break;
+        }
+        let inner = entry
+            .strip_prefix("C(")
+            .and_then(|e| e.trim_end_matches(',').strip_suffix(')'))
+            .unwrap_or_else(|| panic!("not an entry: {line:?}"));
+        let (name, text) = inner.split_once(',').expect("no message");
+        let quoted = text.trim();
+        let text = quoted
+            .strip_prefix('"')
+            .and_then(|t| t.strip_suffix('"'))
+            .unwrap_or_else(|| panic!("not a string: {quoted:?}"));
+        entries.push((name.trim().to_string(), text.replace("\\\"", "\"")));
+        if !line.trim_end().ends_with('\\') {
+            break;
+        }
+    }
+    entries
+}
+
+/// The messages match the kernel's table entry by entry, as the module
+/// checks at load against the running kernel. Needs the kernel's source:
+/// `DYNPROBE_KERNEL_SOURCE`, else the tree tools/setup-kernel unpacks.
+#[test]
+fn messages_match_the_kernel_source() {
+    let tree = std::env::var("DYNPROBE_KERNEL_SOURCE")
+        .unwrap_or_else(|_| "/var/cache/dynprobe/src/linux-source-7.2".into());
+    let path = std::path::Path::new(&tree).join("kernel/trace/trace_probe.h");
+    let Ok(header) = std::fs::read_to_string(&path) else {
+        eprintln!("skipped: no {}", path.display());
+        return;
+    };
+    let entries = kernel_errors(&header);
+    assert_eq!(entries.len(), usize::from(ErrorCode::FIRST_OWN));
+    for (value, (name, text)) in (0u8..).zip(&entries) {
+        let code = ErrorCode::kernel_code(value).unwrap();
+        assert_eq!(
+            (code.name(), code.message()),
+            (name.as_str(), text.as_str()),
+            "index {value}"
+        );
+    }
+}
+
 /// The kernel runs a write's last line of up to 4095 bytes when it has no
 /// newline (its write buffer holds 4095 bytes and the NUL); longer lines
 /// are refused without an error_log entry.

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The kernel's probe error messages, checked against dynprobe's at load.
+//!
+//! dynprobe logs the kernel's error codes to `error_log` with the kernel's
+//! own message table, by index: `error_log` keeps a pointer to the table,
+//! which must outlive the module. A kernel whose table differs from
+//! `lang::ErrorCode` in order or text would show wrong messages, so the
+//! load is refused on the first difference, naming it.
+
+use kernel::prelude::*;
+
+use crate::lang::ErrorCode;
+use crate::sys;
+
+/// The longest message the kernel's table may hold for the check (the
+/// longest of 7.2's is 57 bytes).
+const TEXT_MAX: usize = 128;
+
+/// Compares every entry of the kernel's table that dynprobe uses with
+/// dynprobe's message for it.
+pub(crate) fn check() -> Result {
+    let mut buf = [0u8; TEXT_MAX];
+    let Some((code, kernel)) =
+        ErrorCode::first_kernel_mismatch(&mut buf, sys::kernel_error_message)
+    else {
+        return Ok(());
+    };
+    let index = code as u8;
+    match kernel.map(core::str::from_utf8) {
+        Some(Ok(text)) => pr_err!(
+            "the kernel's probe error messages differ from dynprobe's at index {}: kernel \"{}\", dynprobe \"{}\" ({}); this dynprobe does not match this kernel\n",
+            index,
+            text,
+            code.message(),
+            code.name()
+        ),
+        Some(Err(_)) => pr_err!(
+            "the kernel's probe error messages differ from dynprobe's at index {}: kernel (not UTF-8), dynprobe \"{}\" ({}); this dynprobe does not match this kernel\n",
+            index,
+            code.message(),
+            code.name()
+        ),
+        None => pr_err!(
+            "the kernel's probe error messages differ from dynprobe's at index {}: kernel (no entry, or longer than {} bytes), dynprobe \"{}\" ({}); this dynprobe does not match this kernel\n",
+            index,
+            TEXT_MAX - 2,
+            code.message(),
+            code.name()
+        ),
+    }
+    Err(EINVAL)
+}
