@@ -243,6 +243,11 @@ fn place_of(def: DefView<'_>, symbol: &mut CText<600>) -> Result<b::dynprobe_pla
         offset: def.offset() as usize,
         maxactive: def.maxactive() as i32,
         entry_data_size: (def.entry_args().len() * core::mem::size_of::<u64>()) as u32,
+        fixed_record_size: if def.nr_dynamic() == 0 {
+            def.fixed_size()
+        } else {
+            0
+        },
     })
 }
 
@@ -459,7 +464,7 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_record(
     ip2: kernel::ffi::c_ulong,
 ) -> usize {
     // SAFETY: per the function's contract.
-    let def = unsafe { probe_def(def) }.view();
+    let def = unsafe { probe_def(def) }.record_view();
     // SAFETY: per the function's contract.
     let regs = unsafe { KernelRegs::new(regs, entry_data, def.entry_args().len()) };
     // SAFETY: `buf` is valid for `cap` bytes and used by nothing else
@@ -485,7 +490,7 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_store_entry(
     entry_data: *mut kernel::ffi::c_ulong,
 ) {
     // SAFETY: per the function's contract.
-    let def = unsafe { probe_def(def) }.view();
+    let def = unsafe { probe_def(def) }.record_view();
     // SAFETY: per the function's contract.
     let kregs = unsafe { KernelRegs::new(regs, core::ptr::null(), 0) };
     for (slot, &param) in def.entry_args().iter().enumerate() {

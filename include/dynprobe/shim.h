@@ -98,6 +98,8 @@ struct dynprobe_place {
 	int maxactive;
 	/* Bytes a return probe saves at function entry for entry arguments. */
 	unsigned int entry_data_size;
+	/* The record's size when it has no strings (0: it may have some). */
+	unsigned int fixed_record_size;
 };
 
 /* Whether ftrace can hook @func (fprobes and function events). */

@@ -143,6 +143,28 @@ impl<S: Storage> Compiled<S> {
         }
     }
 
+    /// The view a probe handler needs: layout, programs and saved entry
+    /// parameters, without the names (slicing them out of the text would
+    /// cost every hit something for nothing).
+    pub fn record_view(&self) -> DefView<'_> {
+        DefView {
+            kind: self.kind,
+            group: "",
+            event: "",
+            symbol: "",
+            module_len: 0,
+            has_symbol: self.has_symbol,
+            addr: self.addr,
+            listed_addr: self.listed_addr,
+            offset: self.offset,
+            maxactive: self.maxactive,
+            size: self.size,
+            args: self.store.args(),
+            entry_args: self.store.entry_args(),
+            fe_text: "",
+        }
+    }
+
     /// The storage, for its owner to account for.
     pub fn storage(&self) -> &S {
         &self.store

@@ -134,8 +134,9 @@ impl DefView<'_> {
     /// Run every argument's program and write the record into `out`.
     ///
     /// Layout of `out` (identical to the ring-buffer entry):
-    /// bytes `0..8` are the common `trace_entry` (left zero: the ring buffer
-    /// fills it), then the header ips from `ips`, then the fixed argument
+    /// bytes `0..8` are the common `trace_entry` (left as they are: the
+    /// ring buffer fills them, so `out` may be the reserved entry itself),
+    /// then the header ips from `ips`, then the fixed argument
     /// area ([`DefView::args_size`] bytes), then string data. `__data_loc`
     /// offsets count from byte 0 of `out`, as in the kernel.
     ///
@@ -151,12 +152,11 @@ impl DefView<'_> {
         out: &mut [u8],
     ) -> usize {
         let fixed_size = self.fixed_size() as usize;
-        let area = match out.get_mut(..fixed_size) {
-            Some(a) => a,
-            None => return 0,
-        };
-        area.fill(0);
         let t = TRACE_ENTRY_SIZE as usize;
+        match out.get_mut(t..fixed_size) {
+            Some(area) => area.fill(0),
+            None => return 0,
+        }
         if let Some(h) = out.get_mut(t..t + 8) {
             put_le(h, ips.first);
         }

@@ -101,6 +101,38 @@ static void perf_record(struct dynprobe_event *ev, struct pt_regs *regs,
 }
 #endif
 
+/*
+ * A record of one size enabled in one trace instance only (the common
+ * case): the programs write it straight into the reserved ring-buffer
+ * entry, as the kernel's probe events do, without a copy.
+ */
+static bool trace_record_direct(struct dynprobe_probe *probe,
+				struct pt_regs *regs,
+				const unsigned long *entry_data,
+				unsigned long ip1, unsigned long ip2)
+{
+	struct dynprobe_event *ev = probe->event;
+	struct trace_event_buffer fbuffer;
+	struct trace_entry *entry;
+	struct file_link *link;
+
+	link = list_first_or_null_rcu(&ev->files, struct file_link, list);
+	if (!link || !list_is_singular(&ev->files))
+		return false;
+	if (trace_trigger_soft_disabled(link->file))
+		return true;
+	entry = trace_event_buffer_reserve(&fbuffer, link->file,
+					   probe->fixed_size);
+	if (!entry)
+		return true;
+	fbuffer.regs = regs;
+	dynprobe_rs_record(probe->def, regs, entry_data, (u8 *)entry,
+			   probe->fixed_size, ip1, ip2);
+	trace_event_buffer_commit(&fbuffer);
+	return true;
+}
+NOKPROBE_SYMBOL(trace_record_direct);
+
 /* The common path of every hit: fetch once, then write where enabled. */
 void dynprobe_dispatch(struct dynprobe_probe *probe, struct pt_regs *regs,
 		       const unsigned long *entry_data, unsigned long ip1,
@@ -113,6 +145,9 @@ void dynprobe_dispatch(struct dynprobe_probe *probe, struct pt_regs *regs,
 
 	raw_cpu_inc(*probe->nhit);
 	if (!flags)
+		return;
+	if (flags == EVENT_TRACE && probe->fixed_size &&
+	    trace_record_direct(probe, regs, entry_data, ip1, ip2))
 		return;
 	rec = scratch_get();
 	if (!rec)
@@ -316,6 +351,7 @@ static struct dynprobe_probe *new_probe(struct dynprobe_event *ev,
 	INIT_LIST_HEAD(&probe->module_list);
 	probe->event = ev;
 	probe->def = def;
+	probe->fixed_size = place->fixed_record_size;
 	ret = dynprobe_probe_setup(probe, place);
 	if (ret) {
 		dynprobe_probe_teardown(probe);

@@ -35,6 +35,8 @@ struct dynprobe_probe {
 	struct dynprobe_event *event;
 	enum dynprobe_probe_kind kind;
 	const void *def;
+	/* The record's size if it is always the same, else 0. */
+	unsigned int fixed_size;
 	unsigned long __percpu *nhit;
 	struct kretprobe rp;	/* rp.kp is the kprobe of entry probes */
 	struct fprobe fp;

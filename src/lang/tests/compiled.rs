@@ -131,6 +131,12 @@ fn compiled_records_and_prints_like_the_workspace() {
     let lb = c.view().record(&regs, &mem, ips, &mut b);
     assert!(la > 0);
     assert_eq!(a[..la], b[..lb]);
+    // The handler's view records the same; the common header is the ring
+    // buffer's and stays as it was.
+    let mut h = [0xaau8; 512];
+    let lh = c.record_view().record(&regs, &mem, ips, &mut h);
+    assert_eq!(h[..8], [0xaa; 8]);
+    assert_eq!(h[8..lh], b[8..lb]);
     let (mut pa, mut pb) = (String::new(), String::new());
     d.view()
         .print_event(&a[..la], &mut FakeSyms, &mut pa)
