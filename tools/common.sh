@@ -94,6 +94,38 @@ ftracetest_count() {
 	echo "${sum:-0}"
 }
 
+# The one reading of an ftracetest LOG (a guest's output or ftracetest's
+# own log), summed over every summary in it, into ftracetest_passed,
+# ftracetest_failed and ftracetest_skipped. Failed: failed, untested and
+# undefined (test bug) tests, and one more when LOG has no summary (the
+# suite never finished, whatever else it said). Skipped: xfailed tests.
+# Unsupported and unresolved tests are failed or skipped as UNSUPPORTED_IS
+# says: dynprobe's own suite fails them (an unsupported test would hide a
+# missing file); the kernel's suites skip them (unsupported: tests for
+# other event types, eprobe, synthetic, tracepoint probes, or features
+# this kernel lacks; unresolved: a precondition it lacks, such as the
+# .isra. function kprobe_eventname.tc needs, of which a Clang-built
+# kernel has none).
+#   ftracetest_tally LOG failed|skipped
+ftracetest_tally() {
+	local log=$1 unsupported_is=$2 not_run no_summary=0
+	if ! grep -q '^# of passed:' "$log"; then
+		echo "FAILED: no ftracetest summary in $log"
+		no_summary=1
+	fi
+	ftracetest_passed=$(ftracetest_count passed "$log")
+	ftracetest_failed=$((no_summary + $(ftracetest_count failed "$log") +
+		$(ftracetest_count untested "$log") +
+		$(ftracetest_count 'undefined(test bug)' "$log")))
+	ftracetest_skipped=$(ftracetest_count xfailed "$log")
+	not_run=$(($(ftracetest_count unsupported "$log") + $(ftracetest_count unresolved "$log")))
+	case "$unsupported_is" in
+	failed) ftracetest_failed=$((ftracetest_failed + not_run)) ;;
+	skipped) ftracetest_skipped=$((ftracetest_skipped + not_run)) ;;
+	*) die "ftracetest_tally: unsupported tests are failed or skipped, not '$unsupported_is'" ;;
+	esac
+}
+
 # Filter for ftracetest's output: each result line ("[N] ... [PASS]") gets
 # the seconds its test took, so a slow check shows which test to look at.
 time_results() {

@@ -30,7 +30,11 @@ import os
 import re
 import sys
 
-TRACING = '/sys/kernel/tracing'
+# tools/tracefs.py, beside this file wherever the project is.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tracefs  # noqa: E402
+from tracefs import DYNPROBE, TRACING  # noqa: E402
+
 PAGE = mmap.PAGESIZE
 MARK = 7000
 
@@ -154,17 +158,6 @@ def vmalloc_guard_page():
     return None
 
 
-def write_file(path, text, append=True):
-    """One write() of text (tracefs probe files refuse the seek that a
-    Python file object opened for appending makes)."""
-    flags = os.O_WRONLY | (os.O_APPEND if append else os.O_TRUNC)
-    fd = os.open(path, flags)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-
-
 def definitions(group_k, group_f):
     """(event, kprobe_events lines, dynamic_events lines) for one side."""
     kp, fp = [], []
@@ -183,12 +176,13 @@ def shorten(text, width=300):
 
 def define(path, line):
     try:
-        write_file(path, line + '\n')
+        tracefs.write(path, line + '\n')
         return True
     except OSError as e:
-        log = open(TRACING + '/error_log', errors='replace').read().strip().splitlines()
-        print('  %s refused (%s): %s' % (path, e.strerror, ' | '.join(log[-3:])))
-        write_file(TRACING + '/error_log', '', append=False)
+        why = ['%s | Command: %s' % (message, command)
+               for message, command, _ in tracefs.error_log_entries()[-1:]]
+        print('  %s refused (%s): %s' % (path, e.strerror, ''.join(why)))
+        tracefs.clear_error_log()
         return False
 
 
@@ -279,7 +273,7 @@ def define_all():
             else:
                 notes.append('refused by both: %s' % kl)
     # dynprobe's function event on the same call (no kernel counterpart).
-    write_file(TRACING + '/dynprobe/function_events',
+    tracefs.write(DYNPROBE + '/function_events',
                'ksys_write(u32 fd, x64 buf[0] | string s | char[4] c | '
                'x64 p[0][1], u64 count)\n')
     return problems, notes, defined
@@ -292,16 +286,16 @@ def trace_calls(pid, bufs, instances):
         inst = '%s/instances/fault_%s' % (TRACING, side)
         os.mkdir(inst)
         instances[side] = inst
-        write_file(inst + '/set_event_pid', str(pid), append=False)
+        tracefs.write(inst + '/set_event_pid', str(pid), truncate=True)
         for g in groups:
             if os.path.isdir('%s/events/%s' % (inst, g)):
-                write_file('%s/events/%s/enable' % (inst, g), '1', append=False)
+                tracefs.write('%s/events/%s/enable' % (inst, g), '1', truncate=True)
     devnull = os.open('/dev/null', os.O_WRONLY)
     for i, (name, addr) in enumerate(bufs.targets):
         libc.write(devnull, addr, MARK + i)
     os.close(devnull)
     for inst in instances.values():
-        write_file(inst + '/tracing_on', '0', append=False)
+        tracefs.write(inst + '/tracing_on', '0', truncate=True)
     return {side: open(inst + '/trace', errors='replace').read()
             for side, inst in instances.items()}
 
@@ -311,11 +305,11 @@ def clean_up(instances):
     for inst in instances.values():
         for g in ('kfr', 'kff', 'dfr', 'dff', 'functions'):
             if os.path.isdir('%s/events/%s' % (inst, g)):
-                write_file('%s/events/%s/enable' % (inst, g), '0', append=False)
+                tracefs.write('%s/events/%s/enable' % (inst, g), '0', truncate=True)
     for f in ('kprobe_events', 'dynamic_events'):
-        write_file(TRACING + '/' + f, '', append=False)
+        tracefs.write(TRACING + '/' + f, '', truncate=True)
     for f in ('kprobe_events', 'dynamic_events', 'function_events'):
-        write_file(TRACING + '/dynprobe/' + f, '', append=False)
+        tracefs.write(DYNPROBE + '/' + f, '', truncate=True)
     for inst in instances.values():
         os.rmdir(inst)
 

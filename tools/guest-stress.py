@@ -53,12 +53,15 @@ import subprocess
 import sys
 import time
 
-TRACING = "/sys/kernel/tracing"
-DYN = TRACING + "/dynprobe"
-KPROBE_EVENTS = DYN + "/kprobe_events"
-DYNAMIC_EVENTS = DYN + "/dynamic_events"
-FUNCTION_EVENTS = DYN + "/function_events"
-PROFILE = DYN + "/kprobe_profile"
+# tools/tracefs.py, beside this file wherever the project is.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tracefs  # noqa: E402
+from tracefs import DYNPROBE, TRACING  # noqa: E402
+
+KPROBE_EVENTS = DYNPROBE + "/kprobe_events"
+DYNAMIC_EVENTS = DYNPROBE + "/dynamic_events"
+FUNCTION_EVENTS = DYNPROBE + "/function_events"
+PROFILE = DYNPROBE + "/kprobe_profile"
 CONTROL_FILES = (KPROBE_EVENTS, DYNAMIC_EVENTS, FUNCTION_EVENTS)
 WORK = "/tmp/dynprobe-stress"
 TRUNC_LOG = WORK + "/truncations"
@@ -148,23 +151,6 @@ def now():
     return time.monotonic()
 
 
-def write_control(path, text, truncate=False):
-    """One write(2) of text (O_APPEND, or O_TRUNC); 0 or the errno."""
-    flags = os.O_WRONLY | (os.O_TRUNC if truncate else os.O_APPEND)
-    try:
-        fd = os.open(path, flags)
-    except OSError as e:
-        return e.errno
-    try:
-        if text:
-            os.write(fd, text.encode())
-        return 0
-    except OSError as e:
-        return e.errno
-    finally:
-        os.close(fd)
-
-
 def read_text(path, limit=None):
     with open(path, "rb") as f:
         data = f.read() if limit is None else f.read(limit)
@@ -198,20 +184,6 @@ def kernel_log_tail(n=6):
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return "\n    dmesg: " + "\n    dmesg: ".join(out.decode(errors="replace").splitlines()[-n:])
-
-
-def error_log_entry(command):
-    """The message of the last error_log entry for command (whoever wrote
-    it), or None: says why a definition was refused."""
-    try:
-        lines = read_text(TRACING + "/error_log").split("\n")
-    except OSError:
-        return None
-    found = None
-    for i in range(1, len(lines)):
-        if lines[i].strip() == "Command: " + command.strip():
-            found = re.sub(r"^\[[^]]*\]\s*", "", lines[i - 1])
-    return found
 
 
 def errname(e):
@@ -507,7 +479,7 @@ class Writer(Role):
             self.hb("  -> %s" % errname(rc))
         if rc not in allowed:
             if line is not None:
-                detail += " %r (error_log: %s)" % (line, error_log_entry(line))
+                detail += " %r (error_log: %s)" % (line, tracefs.error_log_message(line))
             self.error("%s%s: %s, expected %s%s" %
                        (what, detail, errname(rc), "/".join(errname(a) for a in allowed),
                         kernel_log_tail()))
@@ -535,7 +507,7 @@ class Writer(Role):
                 else KPROBE_EVENTS
             place = func
         self.hb("define %s" % line)
-        rc = write_control(path, line + "\n")
+        rc = tracefs.write_errno(path, line + "\n")
         if self.expect("define %s" % kind, rc, (0,), line=line):
             ev = Event(kind, group, name, [line], [place])
             self.events[(group, name)] = ev
@@ -555,7 +527,7 @@ class Writer(Role):
         line = probe_line(ev.kind, ev.group, ev.name, func)
         path = DYNAMIC_EVENTS if ev.cls == "f" or self.rng.random() < 0.5 else KPROBE_EVENTS
         self.hb("append %s" % line)
-        rc = write_control(path, line + "\n")
+        rc = tracefs.write_errno(path, line + "\n")
         if self.expect("append probe", rc, (0,), line=line):
             ev.lines.append(line)
             ev.funcs.append(func)
@@ -567,14 +539,14 @@ class Writer(Role):
         ev = self.rng.choice(list(self.events.values()))
         path = FUNCTION_EVENTS if ev.cls == "F" else DYNAMIC_EVENTS
         self.hb("duplicate %s" % ev.lines[0])
-        rc = write_control(path, ev.lines[0] + "\n")
+        rc = tracefs.write_errno(path, ev.lines[0] + "\n")
         self.expect("duplicate definition", rc, (errno.EEXIST,), line=ev.lines[0])
         self.verify("duplicate %s" % ev.lines[0])
 
     def op_bad_line(self):
         group, name = self.kgroup, "w%dbad" % self.index
         line = "p:%s/%s %s a1=%%zz" % (group, name, self.rng.choice(self.funcs))
-        rc = write_control(self.rng.choice((KPROBE_EVENTS, DYNAMIC_EVENTS)), line + "\n")
+        rc = tracefs.write_errno(self.rng.choice((KPROBE_EVENTS, DYNAMIC_EVENTS)), line + "\n")
         self.expect("malformed line", rc, (errno.EINVAL,), line=line)
         self.verify("malformed line")
 
@@ -646,7 +618,7 @@ class Writer(Role):
                 path = self.rng.choice((KPROBE_EVENTS, DYNAMIC_EVENTS)) \
                     if ev.cls == "k" else DYNAMIC_EVENTS
         self.hb("remove %s" % cmd)
-        rc = write_control(path, cmd + "\n")
+        rc = tracefs.write_errno(path, cmd + "\n")
         self.count("remove event")
         self.removal_outcome("remove %s in %s" % (cmd, os.path.basename(path)),
                              ev, rc, list(ev.lines))
@@ -664,7 +636,7 @@ class Writer(Role):
         path = DYNAMIC_EVENTS if ev.cls == "f" or cmd[0] == "!" else \
             self.rng.choice((KPROBE_EVENTS, DYNAMIC_EVENTS))
         self.hb("remove probe %s" % cmd)
-        rc = write_control(path, cmd + "\n")
+        rc = tracefs.write_errno(path, cmd + "\n")
         self.count("remove one probe")
         self.removal_outcome("remove probe %s" % cmd, ev, rc, [ev.lines[i]])
 
@@ -675,7 +647,7 @@ class Writer(Role):
             self.rng.choice((KPROBE_EVENTS, DYNAMIC_EVENTS))
         cmd = "-:%s/" % group
         self.hb("remove group %s" % cmd)
-        rc = write_control(path, cmd + "\n")
+        rc = tracefs.write_errno(path, cmd + "\n")
         self.count("remove group")
         what = "remove group %s in %s" % (cmd, os.path.basename(path))
         if not members:
@@ -719,7 +691,7 @@ class Writer(Role):
             return self.op_define()
         ev = self.rng.choice(fev)
         cmd = "-:%s/%s" % (ev.group, ev.name)
-        rc = write_control(KPROBE_EVENTS, cmd + "\n")
+        rc = tracefs.write_errno(KPROBE_EVENTS, cmd + "\n")
         self.expect("fprobe removal through kprobe_events", rc, (errno.ENOENT,))
         self.verify("fprobe removal through kprobe_events")
 
@@ -732,14 +704,14 @@ class Writer(Role):
             path, cmd = FUNCTION_EVENTS, "-:functions/%s" % name
         else:
             path, cmd = DYNAMIC_EVENTS, "-:%s/%s" % (group, name)
-        rc = write_control(path, cmd + "\n")
+        rc = tracefs.write_errno(path, cmd + "\n")
         self.expect("removal of a missing event", rc, (errno.ENOENT,))
         self.verify("removal of a missing event")
 
     def set_enable(self, ev, on, unlocked=False):
         self.hb("enable %d %s/%s" % (on, ev.group, ev.name))
         start = now()
-        rc = write_control(ev.path() + "/enable", "%d\n" % on, truncate=True)
+        rc = tracefs.write_errno(ev.path() + "/enable", "%d\n" % on, truncate=True)
         what = "%s event" % ("enable" if on else "disable")
         if unlocked:
             if rc != 0:
@@ -768,7 +740,7 @@ class Writer(Role):
             members = [ev for ev in self.events.values() if ev.group == group]
             if members:
                 start = now()
-                rc = write_control("%s/events/%s/enable" % (TRACING, group), "1\n", True)
+                rc = tracefs.write_errno("%s/events/%s/enable" % (TRACING, group), "1\n", True)
                 if self.expect("enable group", rc, (0,)):
                     for ev in members:
                         ev.enabled = True
@@ -802,7 +774,7 @@ class Writer(Role):
             for d in glob.glob(TRACING + "/events/stress*/*/enable") + \
                     glob.glob(TRACING + "/events/functions/*/enable"):
                 if self.line_class_of_dir(d) in classes:
-                    write_control(d, "0\n", truncate=True)
+                    tracefs.write_errno(d, "0\n", truncate=True)
             for ev in mine_on:
                 ev.enabled = False
             mine_on = []
@@ -810,7 +782,7 @@ class Writer(Role):
             self.count("truncations after disabling everything")
         before = listing(DYNAMIC_EVENTS) + listing(FUNCTION_EVENTS)
         self.hb("truncate %s" % path)
-        rc = write_control(path, "", truncate=True)
+        rc = tracefs.write_errno(path, "", truncate=True)
         after = listing(DYNAMIC_EVENTS) + listing(FUNCTION_EVENTS)
         name = os.path.basename(path)
         what = "truncate %s" % name
@@ -997,7 +969,7 @@ def run_file_reader(role, own_groups):
     rng = random.Random(os.getpid())
     others = glob.glob(TRACING + "/events/*/*/format")
     while role.running():
-        for path in CONTROL_FILES + (PROFILE, DYN + "/README"):
+        for path in CONTROL_FILES + (PROFILE, DYNPROBE + "/README"):
             role.hb("reading " + path)
             try:
                 text = read_text(path)
@@ -1226,13 +1198,13 @@ class Parent:
         valued = []
         for func in funcs:
             line = probe_line("r", "stressretval", "probe", func)
-            rc = write_control(oracle, line + "\n")
+            rc = tracefs.write_errno(oracle, line + "\n")
             if rc == 0:
                 valued.append(func)
-                write_control(oracle, "-:stressretval/probe\n")
-            elif rc != errno.ENOENT or "void" not in (error_log_entry(line) or ""):
+                tracefs.write_errno(oracle, "-:stressretval/probe\n")
+            elif rc != errno.ENOENT or "void" not in (tracefs.error_log_message(line) or ""):
                 self.error("%s refuses %r: %s (error_log: %s)" %
-                           (oracle, line, errname(rc), error_log_entry(line)))
+                           (oracle, line, errname(rc), tracefs.error_log_message(line)))
         return valued
 
     def check_templates(self, funcs, valued):
@@ -1243,8 +1215,8 @@ class Parent:
         for i, func in enumerate(f for f in funcs if f not in valued):
             for kind in RETVAL_KINDS:
                 line = probe_line(kind, "stresscheck", "void%s%d" % (kind, i), func)
-                rc = write_control(DYNAMIC_EVENTS, line + "\n")
-                why = error_log_entry(line)
+                rc = tracefs.write_errno(DYNAMIC_EVENTS, line + "\n")
+                why = tracefs.error_log_message(line)
                 if rc != errno.ENOENT or "void" not in (why or ""):
                     self.error("defining %r (void function): %s (error_log: %s), "
                                "expected ENOENT as the kernel's" % (line, errname(rc), why))
@@ -1255,10 +1227,10 @@ class Parent:
         accepted = []
         for path, batch in ((DYNAMIC_EVENTS, lines), (FUNCTION_EVENTS, flines)):
             for line in batch:
-                rc = write_control(path, line + "\n")
+                rc = tracefs.write_errno(path, line + "\n")
                 if rc:
                     self.error("defining %r: %s (error_log: %s)" %
-                               (line, errname(rc), error_log_entry(line)))
+                               (line, errname(rc), tracefs.error_log_message(line)))
                 else:
                     accepted.append(line)
         got = listing(DYNAMIC_EVENTS) + listing(FUNCTION_EVENTS)
@@ -1268,7 +1240,7 @@ class Parent:
                  (len([l for l in accepted if l in lines]), len(lines),
                   len([l for l in accepted if l in flines]), len(flines)))
         for path in (DYNAMIC_EVENTS, FUNCTION_EVENTS):
-            rc = write_control(path, "", truncate=True)
+            rc = tracefs.write_errno(path, "", truncate=True)
             if rc:
                 self.error("clearing %s: %s" % (path, errname(rc)))
 
@@ -1304,13 +1276,13 @@ class Parent:
     def prepare(self):
         """Empty control files, the functions to probe, and the check of
         the lines the writers may write; None after an error."""
-        if not os.path.isdir(DYN):
-            raise SystemExit("dynprobe is not loaded (no %s)" % DYN)
+        if not os.path.isdir(DYNPROBE):
+            raise SystemExit("dynprobe is not loaded (no %s)" % DYNPROBE)
         for path in CONTROL_FILES:
-            rc = write_control(path, "", truncate=True)
+            rc = tracefs.write_errno(path, "", truncate=True)
             if rc:
                 raise SystemExit("cannot clear %s at the start: %s" % (path, errname(rc)))
-        write_control(TRACING + "/tracing_on", "1\n", truncate=True)
+        tracefs.write_errno(TRACING + "/tracing_on", "1\n", truncate=True)
         funcs = self.probeable()
         if len(funcs) < 4:
             raise SystemExit("too few probeable functions: %s" % funcs)
@@ -1337,7 +1309,7 @@ class Parent:
         kmemleak = "/sys/kernel/debug/kmemleak"
         have_kmemleak = os.path.exists(kmemleak)
         if have_kmemleak:
-            write_control(kmemleak, "clear", truncate=True)
+            tracefs.write_errno(kmemleak, "clear", truncate=True)
         prepared = self.prepare()
         if prepared is None:
             return
@@ -1454,22 +1426,22 @@ class Parent:
     def check_rmmod(self, have_kmemleak):
         # An enabled event keeps the module.
         if not self.expected_events:
-            write_control(DYNAMIC_EVENTS, "p:stressfinal/finalprobe vfs_read\n")
+            tracefs.write_errno(DYNAMIC_EVENTS, "p:stressfinal/finalprobe vfs_read\n")
             self.expected_events.append(("stressfinal", "finalprobe"))
         group, name = sorted(self.expected_events)[0]
         evdir = "%s/events/%s/%s" % (TRACING, group, name)
         for g in {g for g, _ in self.expected_events}:
             if g != "functions":
-                write_control("%s/events/%s/enable" % (TRACING, g), "0\n", truncate=True)
+                tracefs.write_errno("%s/events/%s/enable" % (TRACING, g), "0\n", truncate=True)
         for g, n in self.expected_events:
-            write_control("%s/events/%s/%s/enable" % (TRACING, g, n), "0\n", truncate=True)
-        rc = write_control(evdir + "/enable", "1\n", truncate=True)
+            tracefs.write_errno("%s/events/%s/%s/enable" % (TRACING, g, n), "0\n", truncate=True)
+        rc = tracefs.write_errno(evdir + "/enable", "1\n", truncate=True)
         if rc:
             self.error("enabling %s/%s for the rmmod check: %s" % (group, name, errname(rc)))
         self.rmmod_enabled = self.rmmod_refused("with %s/%s enabled" % (group, name))
         if self.rmmod_enabled == "OK":
             return
-        write_control(evdir + "/enable", "0\n", truncate=True)
+        tracefs.write_errno(evdir + "/enable", "0\n", truncate=True)
 
         # perf holding an event keeps it too.
         base = module_refcnt()
@@ -1496,7 +1468,7 @@ class Parent:
 
         # Disabled and cleared, it goes.
         for path in (DYNAMIC_EVENTS, FUNCTION_EVENTS, KPROBE_EVENTS):
-            rc = write_control(path, "", truncate=True)
+            rc = tracefs.write_errno(path, "", truncate=True)
             if rc:
                 self.error("final clear of %s: %s" % (path, errname(rc)))
             if listing(path):
@@ -1513,7 +1485,7 @@ class Parent:
         if rc != 0:
             self.error("rmmod after clearing everything: %s (refcnt %d)" %
                        (errname(rc), module_refcnt()))
-        elif os.path.exists(DYN) or module_loaded():
+        elif os.path.exists(DYNPROBE) or module_loaded():
             self.error("dynprobe still present after rmmod")
         if have_kmemleak and rc == 0:
             self.leaks += self.kmemleak_scan(module_ranges)
@@ -1534,9 +1506,9 @@ class Parent:
         path = "/sys/kernel/debug/kmemleak"
         # Objects younger than kmemleak's minimum age are not reported.
         time.sleep(6)
-        write_control(path, "scan", truncate=True)
+        tracefs.write_errno(path, "scan", truncate=True)
         time.sleep(5)
-        write_control(path, "scan", truncate=True)
+        tracefs.write_errno(path, "scan", truncate=True)
         text = read_text(path)
         reports = ["unreferenced object" + r for r in text.split("unreferenced object")[1:]]
         leaks = []

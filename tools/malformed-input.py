@@ -41,10 +41,13 @@ import re
 import sys
 import time
 
-TRACING = '/sys/kernel/tracing'
-DP = TRACING + '/dynprobe'
+# tools/tracefs.py, beside this file wherever the project is.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tracefs  # noqa: E402
+from tracefs import (DYNPROBE, TRACING, clear_error_log,  # noqa: E402
+                     error_log_entries, write_pieces)
+
 DP_FILES = ('kprobe_events', 'dynamic_events', 'function_events')
-ERROR_LOG = TRACING + '/error_log'
 MAX_LINE = 4094
 
 # errnos the kernel's probe-event files refuse definitions with.
@@ -697,7 +700,7 @@ def read(path):
         return f.read()
 
 
-def listing(fname, root=DP):
+def listing(fname, root=DYNPROBE):
     return read(root + '/' + fname)
 
 
@@ -707,41 +710,6 @@ def snapshot():
 
 def lines_of(text):
     return [l for l in text.split(b'\n') if l]
-
-
-def write_pieces(path, pieces):
-    """Writes each piece with one write() on one fd; errno or None each."""
-    results = []
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-    try:
-        for p in pieces:
-            try:
-                n = os.write(fd, p)
-                results.append(None if n == len(p) else ('short', n))
-            except OSError as e:
-                results.append(e.errno)
-    finally:
-        os.close(fd)
-    return results
-
-
-def clear_error_log():
-    os.close(os.open(ERROR_LOG, os.O_WRONLY | os.O_TRUNC))
-
-
-def error_entries():
-    """error_log entries as (message, command, caret) without timestamps."""
-    out, cur = [], None
-    for line in read(ERROR_LOG).decode('utf-8', 'replace').split('\n'):
-        m = re.match(r'^\[ *[0-9.]+\] (.*)$', line)
-        if m:
-            cur = [m.group(1), '', '']
-            out.append(cur)
-        elif cur is not None and line.startswith('  Command: '):
-            cur[1] = line[len('  Command: '):]
-        elif cur is not None and line.strip() == '^':
-            cur[2] = line
-    return [tuple(e) for e in out]
 
 
 def event_of(fname, line):
@@ -824,7 +792,7 @@ class Checker:
             if e not in events:
                 events.append(e)
         for grp, ev in events:
-            res = write_pieces(DP + '/' + fname, [removal_line(fname, grp, ev, rng_bit) + b'\n'])
+            res = write_pieces(DYNPROBE + '/' + fname, [removal_line(fname, grp, ev, rng_bit) + b'\n'])
             if res != [None]:
                 self.violation(idx, d, 'removing %s/%s failed: %r' % (grp, ev, res))
             if os.path.exists('%s/events/%s/%s' % (TRACING, grp.decode('latin-1'),
@@ -865,7 +833,7 @@ class Checker:
                            {f: (before[f][-200:], now[f][-200:]) for f in DP_FILES if now[f] != before[f]})
             return now
         # Round trip: the listed text defines the same listing again.
-        res = write_pieces(DP + '/' + fname, [l + b'\n' for l in new])
+        res = write_pieces(DYNPROBE + '/' + fname, [l + b'\n' for l in new])
         if any(r is not None for r in res):
             self.round_trip_refused(idx, d, fname, new, res)
         again = snapshot()
@@ -883,7 +851,7 @@ class Checker:
         """A listed line that is refused when written back is a violation
         unless the kernel refuses the same text too (a default event name
         made from a symbol that is no C identifier, say)."""
-        entries = error_entries()
+        entries = error_log_entries()
         clear_error_log()
         what = 'listed text refused when written back: %r -> %r %r' % (new[:3], res, entries[:1])
         if fname == 'function_events' or not self.kernel_every:
@@ -892,7 +860,7 @@ class Checker:
         before = self.kernel_dyn_events()
         kres = write_pieces(TRACING + '/' + fname, [l + b'\n' for l in new])
         self.kernel_remove(self.kernel_new_since(before))
-        kentries = error_entries()
+        kentries = error_log_entries()
         clear_error_log()
         if any(r is not None for r in kres):
             self.round_trip_as_kernel.append((idx, new[:2], kres, kentries[:1]))
@@ -933,7 +901,7 @@ class Checker:
         self.stats['file ' + d.fname] += 1
         for m in d.mutations:
             self.mutation_count[m] += 1
-        path = DP + '/' + d.fname
+        path = DYNPROBE + '/' + d.fname
         before = self.state
         fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         results = []
@@ -979,7 +947,7 @@ class Checker:
             self.refused_errno[name] += 1
             if err not in REFUSAL_ERRNOS:
                 self.violation(idx, d, 'refused with unexpected errno %s' % name)
-            entries = error_entries()
+            entries = error_log_entries()
             d.dyn_errlog.append(tuple(entries))
             if entries:
                 for msg, cmd, caret in entries:
@@ -1035,7 +1003,7 @@ class Checker:
                     errlogs.append(())
                 except OSError as e:
                     results.append(e.errno)
-                    errlogs.append(tuple(error_entries()))
+                    errlogs.append(tuple(error_log_entries()))
                 new = self.kernel_new_since(before)
                 new_all += new
                 self.kernel_remove(new)
@@ -1115,10 +1083,10 @@ def main():
     print('permanent function events on: %s' % ' '.join(env.perm_funcs))
 
     for f in DP_FILES:
-        os.close(os.open(DP + '/' + f, os.O_WRONLY | os.O_TRUNC))
+        tracefs.write(DYNPROBE + '/' + f, '', truncate=True)
     perm = permanent_definitions(env)
     for f, lines in perm.items():
-        res = write_pieces(DP + '/' + f, [l.encode() + b'\n' for l in lines])
+        res = write_pieces(DYNPROBE + '/' + f, [l.encode() + b'\n' for l in lines])
         if any(r is not None for r in res):
             print('cannot write the permanent definitions to %s: %r' % (f, res))
             return 1
@@ -1153,7 +1121,7 @@ def main():
         if read(p) != fmt:
             checker.violations.append((-1, '', [], [], 'format of %s changed' % p))
     for f in DP_FILES:
-        os.close(os.open(DP + '/' + f, os.O_WRONLY | os.O_TRUNC))
+        tracefs.write(DYNPROBE + '/' + f, '', truncate=True)
 
     out = summary(checker, seed, len(indices), elapsed)
     print(out)
