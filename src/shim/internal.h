@@ -38,14 +38,19 @@ struct dynprobe_probe {
 	/* The record's size if it is always the same, else 0. */
 	unsigned int fixed_size;
 	unsigned long __percpu *nhit;
-	struct kretprobe rp;	/* rp.kp is the kprobe of entry probes */
-	struct fprobe fp;
+	/* What the kind needs: a probe is one or the other. */
+	union {
+		struct kretprobe rp;	/* rp.kp is the kprobe of entry probes */
+		struct {
+			struct fprobe fp;
+			/* An entry probe on fentry.c's shared ftrace_ops. */
+			unsigned long fentry_addr;
+			struct hlist_node fentry_node;	/* while armed */
+			struct tracepoint *tpoint;	/* while a t probe is hooked */
+		};
+	};
 	char *func;		/* fprobe target, or tracepoint name */
-	/* An entry probe on the shared ftrace_ops (fentry.c), not fprobe. */
-	bool fentry;
-	unsigned long fentry_addr;
-	struct hlist_node fentry_node;	/* in fentry.c's table while armed */
-	struct tracepoint *tpoint;	/* while a t probe is hooked */
+	bool fentry;		/* on the shared ftrace_ops, not fprobe */
 	bool registered;
 	bool armed;		/* t probe: its event is enabled */
 	/*

@@ -614,7 +614,8 @@ void dynprobe_probe_teardown(struct dynprobe_probe *probe)
 			unregister_kprobe_kind(probe);
 		}
 	}
-	kfree(probe->rp.kp.symbol_name);
+	if (!dynprobe_is_fprobe(probe->kind))
+		kfree(probe->rp.kp.symbol_name);
 	kfree(probe->func);
 	free_percpu(probe->nhit);
 	kfree(probe);
