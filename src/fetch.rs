@@ -58,6 +58,12 @@ impl Regs for KernelRegs {
     }
 
     fn arg(&self, n: u32) -> u64 {
+        // The x86_64 calling convention's registers, read here as
+        // regs_get_kernel_argument() would, without a call per argument.
+        const IN_REGISTERS: [Reg; 6] = [Reg::Di, Reg::Si, Reg::Dx, Reg::Cx, Reg::R8, Reg::R9];
+        if let Some(&r) = IN_REGISTERS.get(n as usize) {
+            return self.reg(r);
+        }
         // SAFETY: `regs` is valid; stack arguments are bounds-checked.
         unsafe { b::dynprobe_regs_arg(self.regs, n) as u64 }
     }

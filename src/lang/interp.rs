@@ -83,10 +83,21 @@ fn resolve(mem: &impl Memory, space: Space, addr: u64) -> Space {
     }
 }
 
+/// Stores the low `dst.len()` bytes of `v`. The sizes of the fetch types
+/// are handled one by one so that each is a single store on the hot path,
+/// not a byte loop.
 fn put_le(dst: &mut [u8], v: u64) {
     let b = v.to_le_bytes();
-    for (d, s) in dst.iter_mut().zip(b.iter()) {
+    if let Ok(d) = <&mut [u8; 8]>::try_from(&mut *dst) {
+        *d = b;
+    } else if let (Ok(d), Some(s)) = (<&mut [u8; 4]>::try_from(&mut *dst), b.first_chunk()) {
         *d = *s;
+    } else if let (Ok(d), Some(s)) = (<&mut [u8; 2]>::try_from(&mut *dst), b.first_chunk()) {
+        *d = *s;
+    } else {
+        for (d, s) in dst.iter_mut().zip(b.iter()) {
+            *d = *s;
+        }
     }
 }
 
