@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The control files' behaviour: what opening, reading and writing
-//! `dynprobe/*` does. Called from the C file operations in
-//! src/shim/tracefs.c.
+//! `dynprobe/*` does. Called from their file operations
+//! (src/control_files.rs).
 
 use core::fmt::Write;
 
@@ -10,11 +10,12 @@ use kernel::alloc::KVBox;
 use kernel::prelude::*;
 use kernel::sync::{global_lock, Arc};
 
+use crate::error_log;
 use crate::event::{compile, new_definition, CompiledDef, Event, EventsLock, VecWriter};
 use crate::lang::{self, Command, Control, Cut, Definition, JoinRefusal, ParseError, ProbeKind};
 use crate::readme::README;
 use crate::resolve::{self, KernelResolver};
-use crate::sys::{self, bindings as b, dynprobe_file, dynprobe_text};
+use crate::sys::{bindings as b, dynprobe_file};
 
 /// Every definition, in creation order, and the workspace lines are
 /// parsed into (allocated once, for the largest legal line). One lock
@@ -76,7 +77,7 @@ fn control_of(file: dynprobe_file) -> Option<Control> {
 }
 
 /// A snapshot of a file's contents, owned by an open file.
-type Snapshot = KVec<u8>;
+pub(crate) type Snapshot = KVec<u8>;
 
 fn render(file: dynprobe_file, registry: &Registry) -> Result<Snapshot> {
     let mut out = KVec::new();
@@ -139,52 +140,22 @@ fn clear(file: dynprobe_file, registry: &mut Registry) -> Result {
     Ok(())
 }
 
-/// Runs on open(); see include/dynprobe/shim.h.
-///
-/// # Safety
-///
-/// `text`, `data` and `len` must be valid for writes.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn dynprobe_rs_open(
+/// Runs on open(): `truncate` clears the definitions the file owns
+/// (failing with `EBUSY`, and removing nothing, if one is in use); `read`
+/// asks for a snapshot of the contents, which the open file keeps.
+pub(crate) fn open(
     file: dynprobe_file,
     truncate: bool,
     read: bool,
-    text: *mut *mut dynprobe_text,
-    data: *mut *const u8,
-    len: *mut usize,
-) -> kernel::ffi::c_int {
+) -> Result<Option<KBox<Snapshot>>> {
     let mut registry = REGISTRY.lock();
     if truncate && control_of(file).is_some() {
-        if let Err(e) = clear(file, &mut registry) {
-            return e.to_errno();
-        }
+        clear(file, &mut registry)?;
     }
     if !read {
-        return 0;
+        return Ok(None);
     }
-    let snapshot = match render(file, &registry).and_then(|s| Ok(KBox::new(s, GFP_KERNEL)?)) {
-        Ok(s) => s,
-        Err(e) => return e.to_errno(),
-    };
-    // SAFETY: the caller passes pointers valid for writes.
-    unsafe {
-        *data = snapshot.as_ptr();
-        *len = snapshot.len();
-        *text = KBox::into_raw(snapshot).cast();
-    }
-    0
-}
-
-/// Frees a snapshot made by `dynprobe_rs_open`.
-///
-/// # Safety
-///
-/// `text` must come from `dynprobe_rs_open` and not have been released.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn dynprobe_rs_release(text: *mut dynprobe_text) {
-    // SAFETY: per the contract, `text` is a `KBox<Snapshot>` turned into a
-    // raw pointer by `dynprobe_rs_open`, released once.
-    drop(unsafe { KBox::from_raw(text.cast::<Snapshot>()) });
+    Ok(Some(KBox::new(render(file, &registry)?, GFP_KERNEL)?))
 }
 
 /// Reports a rejected line in error_log and turns it into an errno.
@@ -195,7 +166,7 @@ fn reject(e: &ParseError, line: &[u8]) -> Error {
             && cmd.push(0, GFP_KERNEL).is_ok()
         {
             let pos = u16::try_from(e.column).unwrap_or(u16::MAX);
-            sys::log_error(e.subsystem, &cmd, e.code as u8, pos);
+            error_log::log(e.subsystem, &cmd, e.code as u8, pos);
         }
     }
     Error::from_errno(-e.errno)
@@ -368,33 +339,22 @@ fn define(registry: &mut Registry, def: Arc<CompiledDef>, line: &[u8]) -> Result
     }
 }
 
-/// Runs the lines a piece of a write starts with; see
-/// include/dynprobe/shim.h.
-///
-/// # Safety
-///
-/// `buf` must point to `len` readable bytes.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn dynprobe_rs_write(
-    file: dynprobe_file,
-    buf: *const u8,
-    len: usize,
-    ends_write: bool,
-) -> kernel::ffi::c_int {
-    // SAFETY: per the contract, `buf` holds `len` bytes.
-    let buf = unsafe { core::slice::from_raw_parts(buf, len) };
+/// Runs the lines a piece of a write starts with (`ends_write`: the write
+/// ends with the piece, so its last line needs no newline) and returns how
+/// many bytes it ran, newlines included; 0 when the first line goes on past
+/// the piece (too long to run); the error of the first line that failed
+/// (the lines before it stay applied).
+pub(crate) fn write(file: dynprobe_file, piece: &[u8], ends_write: bool) -> Result<usize> {
     let mut used = 0;
-    while let Some(rest) = buf.get(used..).filter(|rest| !rest.is_empty()) {
+    while let Some(rest) = piece.get(used..).filter(|rest| !rest.is_empty()) {
         match lang::cut_line(rest, ends_write) {
             Cut::Line { text, used: n } => {
-                if let Err(e) = command(file, text) {
-                    return e.to_errno();
-                }
+                command(file, text)?;
                 used += n;
             }
             Cut::Unfinished => break,
-            Cut::Nul => return EINVAL.to_errno(),
+            Cut::Nul => return Err(EINVAL),
         }
     }
-    kernel::ffi::c_int::try_from(used).unwrap_or(EINVAL.to_errno())
+    Ok(used)
 }

@@ -10,13 +10,17 @@
 use kernel::prelude::*;
 
 mod control;
+mod control_files;
+mod error_log;
 mod error_table;
 mod event;
 mod fetch;
 pub mod lang;
+mod printk;
 mod readme;
 mod resolve;
 mod sys;
+mod tracefs;
 
 module! {
     type: Dynprobe,
@@ -26,7 +30,10 @@ module! {
     license: "GPL",
 }
 
-struct Dynprobe;
+struct Dynprobe {
+    /// tracefs `dynprobe/`; `None` only once module exit removed it.
+    files: Option<control_files::ControlFiles>,
+}
 
 impl kernel::Module for Dynprobe {
     fn init(_module: &'static ThisModule) -> Result<Self> {
@@ -36,24 +43,28 @@ impl kernel::Module for Dynprobe {
             return Err(e);
         }
         control::init();
+        error_log::init();
         if let Err(e) = sys::events_init() {
             sys::resolve_exit();
             return Err(e);
         }
-        if let Err(e) = sys::tracefs_init() {
-            sys::events_exit();
-            sys::resolve_exit();
-            return Err(e);
-        }
+        let files = match control_files::ControlFiles::create() {
+            Ok(files) => files,
+            Err(e) => {
+                sys::events_exit();
+                sys::resolve_exit();
+                return Err(e);
+            }
+        };
         pr_info!("ready: tracefs dynprobe/\n");
-        Ok(Dynprobe)
+        Ok(Dynprobe { files: Some(files) })
     }
 }
 
 impl Drop for Dynprobe {
     fn drop(&mut self) {
         // The files go first so that no new open() can reach the core.
-        sys::tracefs_exit();
+        drop(self.files.take());
         control::exit();
         sys::events_exit();
         resolve::btf_exit();

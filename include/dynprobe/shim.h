@@ -8,6 +8,7 @@
 #define DYNPROBE_SHIM_H
 
 #include <linux/types.h>
+#include "dynprobe/resolved.h"
 
 /* The files under tracefs dynprobe/. */
 enum dynprobe_file {
@@ -25,12 +26,6 @@ enum dynprobe_file {
 /* Implemented in C, called from Rust. */
 int dynprobe_resolve_symbols(void);
 void dynprobe_resolve_exit(void);
-int dynprobe_tracefs_init(void);
-void dynprobe_tracefs_exit(void);
-void dynprobe_log_err(const char *subsystem, const char *cmd, u8 err_type,
-		      u16 pos);
-void dynprobe_log_own_err(const char *subsystem, const char *cmd,
-			  const char *message, u16 pos);
 unsigned long dynprobe_lookup_symbol(const char *name);
 /*
  * The kernel's probe error message at @index of its table, copied with its
@@ -51,24 +46,20 @@ void *dynprobe_module_btf(const char *module, size_t *len);
 void dynprobe_module_btf_free(void *blob);
 
 /*
- * Implemented in Rust, called from the file operations.
+ * For the tracefs files (src/tracefs.rs, src/shim/tracefs.c).
  *
- * dynprobe_rs_open() runs when a file is opened: @truncate clears the
- * definitions (failing with -EBUSY, and removing nothing, if one is in
- * use); @read asks for a snapshot of the contents, returned through
- * @text/@data/@len and freed with dynprobe_rs_release().
- * dynprobe_rs_write() runs the lines a piece of a write starts with
- * (@ends_write: the write ends with the piece, so its last line needs no
- * newline) and returns how many bytes it ran, newlines included; 0 when
- * the first line goes on past the piece (too long to run); a negative
- * errno when a line failed (the lines before it stay applied).
+ * tracefs_create_file() is exported; it is declared again here, as in
+ * <linux/tracefs.h>, because that header brings all of <linux/fs.h> to
+ * bindgen. tracefs.c includes both, so the compiler checks they agree.
  */
-struct dynprobe_text;
-int dynprobe_rs_open(enum dynprobe_file file, bool truncate, bool read,
-		     struct dynprobe_text **text, const u8 **data, size_t *len);
-void dynprobe_rs_release(struct dynprobe_text *text);
-int dynprobe_rs_write(enum dynprobe_file file, const u8 *buf, size_t len,
-		      bool ends_write);
+struct file_operations;
+struct dentry *tracefs_create_file(const char *name, umode_t mode,
+				   struct dentry *parent, void *data,
+				   const struct file_operations *fops);
+/* FMODE_READ and FMODE_WRITE (checked in tracefs.c). */
+#define DYNPROBE_FMODE_READ 0x1
+#define DYNPROBE_FMODE_WRITE 0x2
+void dynprobe_kmemleak_not_leak(const void *ptr);
 
 /* Events and their probes (src/shim/event.c). */
 struct dynprobe_event;

@@ -11,7 +11,11 @@
     unreachable_pub,
     clippy::all
 )]
+// The kernel's structs (dentry, file_operations) hold a zero-sized
+// lockdep_map without lockdep; only pointers to them cross the boundary.
+#![allow(improper_ctypes)]
 
+use kernel::bindings::{dentry, file_operations};
 use kernel::ffi;
 
 include!("generated.rs");

@@ -3,12 +3,11 @@
 //! The thin layer between dynprobe's Rust core and the kernel: bindgen's
 //! declarations of include/dynprobe/shim.h and safe wrappers around them.
 
-use crate::lang::{ErrorCode, Subsystem};
 use kernel::error::{to_result, Result};
 
 pub(crate) mod bindings;
 
-pub(crate) use bindings::{dynprobe_file, dynprobe_text};
+pub(crate) use bindings::dynprobe_file;
 
 /// Resolves the unexported kernel symbols dynprobe needs; fails (with a
 /// message in dmesg naming the symbol) if one is missing.
@@ -50,60 +49,4 @@ pub(crate) fn events_init() -> Result {
 pub(crate) fn events_exit() {
     // SAFETY: called from module exit after every event is gone.
     unsafe { bindings::dynprobe_events_exit() }
-}
-
-/// Creates tracefs `dynprobe/` and its files.
-pub(crate) fn tracefs_init() -> Result {
-    // SAFETY: symbols are resolved (init order in the module) and the
-    // directory does not exist yet.
-    to_result(unsafe { bindings::dynprobe_tracefs_init() })
-}
-
-/// Removes tracefs `dynprobe/`; open files keep working until closed
-/// because tracefs holds a module reference for them.
-pub(crate) fn tracefs_exit() {
-    // SAFETY: removing the directory created by tracefs_init (a no-op if
-    // it does not exist).
-    unsafe { bindings::dynprobe_tracefs_exit() }
-}
-
-/// Writes an entry into the kernel's error_log: `cmd` as the command line,
-/// the message of probe error `err_type` (a `lang::ErrorCode` value), the
-/// caret at `pos`. `cmd` must end with a NUL byte; an entry without one is
-/// dropped.
-pub(crate) fn log_error(subsystem: Subsystem, cmd: &[u8], err_type: u8, pos: u16) {
-    if cmd.last() != Some(&0) {
-        return;
-    }
-    // The subsystem name as a C string (the names are short and fixed).
-    let name = subsystem.name().as_bytes();
-    let mut loc = [0u8; 32];
-    match loc.get_mut(..name.len()) {
-        Some(dst) if name.len() < 32 => dst.copy_from_slice(name),
-        _ => return,
-    }
-    if err_type < ErrorCode::FIRST_OWN {
-        // SAFETY: both strings are NUL-terminated and live across the
-        // call; tracing_log_err copies them, and `err_type` indexes the
-        // kernel's table.
-        unsafe { bindings::dynprobe_log_err(loc.as_ptr(), cmd.as_ptr(), err_type, pos) };
-        return;
-    }
-    let Some(code) = ErrorCode::own_code(err_type) else {
-        return;
-    };
-    let message = code.message().as_bytes();
-    // The message as a C string (the longest is under 60 bytes).
-    const TEXT_MAX: usize = 80;
-    if message.len() >= TEXT_MAX {
-        return;
-    }
-    let mut text = [0u8; TEXT_MAX];
-    match text.get_mut(..message.len()) {
-        Some(dst) => dst.copy_from_slice(message),
-        None => return,
-    }
-    // SAFETY: the three strings are NUL-terminated and live across the
-    // call; the C side copies them.
-    unsafe { bindings::dynprobe_log_own_err(loc.as_ptr(), cmd.as_ptr(), text.as_ptr(), pos) }
 }

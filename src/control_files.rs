@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! tracefs `dynprobe/`: the directory, its five files and how their
+//! `open()` and `write()` reach the control files' behaviour
+//! (src/control.rs).
+
+use kernel::prelude::*;
+
+use crate::control::{self, Snapshot};
+use crate::printk;
+use crate::sys::{bindings as b, dynprobe_file};
+use crate::tracefs::{Dir, FileOperations, OpenMode, TracefsFile, UserInput};
+
+/// The files, in the order they are created, with their permissions.
+const FILES: [(dynprobe_file, &CStr, u16); b::dynprobe_file_DYNPROBE_NR_FILES as usize] = [
+    (
+        b::dynprobe_file_DYNPROBE_FILE_FUNCTION_EVENTS,
+        c"function_events",
+        0o640,
+    ),
+    (
+        b::dynprobe_file_DYNPROBE_FILE_KPROBE_EVENTS,
+        c"kprobe_events",
+        0o640,
+    ),
+    (
+        b::dynprobe_file_DYNPROBE_FILE_DYNAMIC_EVENTS,
+        c"dynamic_events",
+        0o640,
+    ),
+    (
+        b::dynprobe_file_DYNPROBE_FILE_KPROBE_PROFILE,
+        c"kprobe_profile",
+        0o440,
+    ),
+    (b::dynprobe_file_DYNPROBE_FILE_README, c"README", 0o440),
+];
+
+/// The longest line a control file takes, as the kernel's probe event
+/// files: a write is run in pieces of one more byte, so that a piece that
+/// holds no end of line tells a line too long.
+const MAX_LINE: usize = b::DYNPROBE_MAX_LINE as usize;
+
+/// A control file; its file number is its `dynprobe_file`.
+struct ControlFile;
+
+/// An open control file: the snapshot `read()` serves, if opened for
+/// reading.
+struct OpenControl {
+    snapshot: Option<KBox<Snapshot>>,
+}
+
+fn kind(id: usize) -> dynprobe_file {
+    // Only the numbers of `FILES` are given to tracefs.
+    id as dynprobe_file
+}
+
+impl TracefsFile for ControlFile {
+    type Open = OpenControl;
+
+    fn open(id: usize, mode: OpenMode) -> Result<OpenControl> {
+        let snapshot = control::open(kind(id), mode.truncate, mode.read)?;
+        Ok(OpenControl { snapshot })
+    }
+
+    fn contents(open: &OpenControl) -> &[u8] {
+        open.snapshot.as_deref().map_or(&[], |s| s.as_slice())
+    }
+
+    /// Hands the write to the control files in pieces of at most
+    /// `MAX_LINE + 1` bytes, as the kernel's probe event files read it,
+    /// each piece starting at a line: `control::write` runs its lines and
+    /// says how far it got. The first failing line ends the write with its
+    /// error while the lines before it stay applied.
+    fn write(id: usize, input: &UserInput) -> Result<usize> {
+        let count = input.len();
+        let mut buf = KVec::from_elem(0u8, MAX_LINE + 1, GFP_KERNEL)?;
+        let mut done = 0;
+        while done < count {
+            let chunk = (count - done).min(MAX_LINE + 1);
+            let piece = buf.get_mut(..chunk).ok_or(EINVAL)?;
+            input.read_at(done, piece)?;
+            let ran = control::write(kind(id), piece, done + chunk == count)?;
+            if ran == 0 {
+                printk::print_int(
+                    c"\x014Line length is too long: Should be less than %d\n",
+                    b::DYNPROBE_MAX_LINE as i32,
+                );
+                return Err(EINVAL);
+            }
+            done += ran;
+        }
+        Ok(done)
+    }
+}
+
+static CONTROL_FOPS: FileOperations<ControlFile> = FileOperations::new(&crate::THIS_MODULE);
+
+/// tracefs `dynprobe/` with its files; dropping it removes them.
+pub(crate) struct ControlFiles {
+    _dir: Dir,
+}
+
+impl ControlFiles {
+    /// Creates `dynprobe/` and its files, saying in dmesg which one failed.
+    pub(crate) fn create() -> Result<Self> {
+        let Some(dir) = Dir::create(c"dynprobe") else {
+            printk::print(c"\x013cannot create tracefs directory dynprobe/\n");
+            return Err(ENODEV);
+        };
+        for (file, name, mode) in FILES {
+            // Dropping `dir` on failure removes the files made so far.
+            dir.create_file(name, mode, file as usize, &CONTROL_FOPS)
+                .ok_or_else(|| {
+                    printk::print_str(c"\x013cannot create tracefs file dynprobe/%s\n", name);
+                    ENODEV
+                })?;
+        }
+        Ok(ControlFiles { _dir: dir })
+    }
+}
