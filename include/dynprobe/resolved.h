@@ -20,13 +20,16 @@
 #include <linux/types.h>
 
 struct dentry;
+struct llist_node;
 struct mutex;
+struct task_struct;
 struct trace_array;
 
 struct dynprobe_kernel_symbols {
 	/*
 	 * Which functions were resolved: call them, through their stubs,
-	 * only then. All are required but tracing_reset_all_online_cpus.
+	 * only then. All are required but tracing_reset_all_online_cpus,
+	 * rethook_find_ret_addr and ftrace_graph_ret_addr.
 	 */
 	struct {
 		bool kallsyms_lookup_name;
@@ -36,6 +39,8 @@ struct dynprobe_kernel_symbols {
 		bool kallsyms_on_each_match_symbol;
 		bool module_kallsyms_on_each_symbol;
 		bool tracing_reset_all_online_cpus;
+		bool rethook_find_ret_addr;
+		bool ftrace_graph_ret_addr;
 	} have;
 
 	/* kernel/trace/trace_events.c: held around trace_add/remove_event_call. */
@@ -54,6 +59,15 @@ struct dynprobe_kernel_symbols {
 	 */
 	const u8 *start_btf;
 	const u8 *stop_btf;
+	/*
+	 * arch/x86/kernel/rethook.c, arch/x86/kernel/ftrace_64.S: where a
+	 * kretprobe (rethook) and the function graph (fprobe exits) make a
+	 * hooked function return. Code, but only compared with return
+	 * addresses, never called or jumped to. Optional, with the
+	 * function that recovers the address each hides (below).
+	 */
+	const void *rethook_trampoline;
+	const void *fgraph_return_handler;
 };
 
 extern struct dynprobe_kernel_symbols dynprobe_ksyms;
@@ -94,5 +108,20 @@ int dynprobe_call_module_kallsyms_on_each_symbol(const char *modname,
  * unknown type. Optional: call it only if dynprobe_ksyms has it.
  */
 void dynprobe_call_tracing_reset_all_online_cpus(void);
+/*
+ * kernel/trace/rethook.c, kernel/trace/fgraph.c: the return address that
+ * a rethook (kretprobes) or the function graph (fprobe exits) saved for
+ * the call whose return address is at @frame or @retp, as the stack
+ * unwinders recover it (arch/x86/include/asm/unwind.h). A return probe
+ * needs them when the other kind hooked the same return first, and so
+ * saved the first one's trampoline as the return address. Optional:
+ * call each only if dynprobe_ksyms has it.
+ */
+unsigned long dynprobe_call_rethook_find_ret_addr(struct task_struct *tsk,
+						  unsigned long frame,
+						  struct llist_node **cur);
+unsigned long dynprobe_call_ftrace_graph_ret_addr(struct task_struct *task,
+						  int *idx, unsigned long ret,
+						  unsigned long *retp);
 
 #endif /* DYNPROBE_RESOLVED_H */

@@ -38,24 +38,77 @@ static int kretprobe_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(kretprobe_entry);
 
+/*
+ * The caller of a function that is returning, given the address its
+ * return hook found in the return address slot at @slot. Two kinds of hook
+ * replace that address with a trampoline of theirs and keep the original
+ * aside: kretprobes through the rethook (arch_rethook_trampoline), fprobe
+ * exits through the function graph (return_to_handler). When both hook
+ * one call, the one that hooks second keeps the first one's trampoline,
+ * and hands it to its handlers as the return address; the first one's
+ * record of the call is still there while the second's handlers run (the
+ * second's trampoline runs first), so the real address is looked up in
+ * it by @slot, as the stack unwinders do (unwind_recover_ret_addr()).
+ * Each lookup costs a call through the redirect, paid only on such calls.
+ */
+static unsigned long real_return_address(unsigned long addr,
+					 unsigned long *slot)
+{
+	if (addr == (unsigned long)dynprobe_ksyms.rethook_trampoline &&
+	    dynprobe_ksyms.have.rethook_find_ret_addr) {
+		struct llist_node *cur = NULL;
+		unsigned long found;
+
+		found = dynprobe_call_rethook_find_ret_addr(current,
+							    (unsigned long)slot,
+							    &cur);
+		if (found)
+			addr = found;
+	}
+	if (addr == (unsigned long)dynprobe_ksyms.fgraph_return_handler &&
+	    dynprobe_ksyms.have.ftrace_graph_ret_addr) {
+		int idx = 0;
+
+		addr = dynprobe_call_ftrace_graph_ret_addr(current, &idx, addr,
+							   slot);
+	}
+	return addr;
+}
+NOKPROBE_SYMBOL(real_return_address);
+
+/*
+ * Where the return address of a function that has just returned was:
+ * right below the stack pointer, which its `ret` has moved past it. Both
+ * return trampolines report that stack pointer in the registers they
+ * hand over (arch_rethook_trampoline_callback(), return_to_handler).
+ */
+static __always_inline unsigned long *return_slot(unsigned long sp)
+{
+	return (unsigned long *)sp - 1;
+}
+
 static int kretprobe_hit(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct kretprobe *rp = get_kretprobe(ri);
 	struct dynprobe_probe *probe;
+	unsigned long caller;
 
 	if (unlikely(!rp))
 		return 0;
 	probe = container_of(rp, struct dynprobe_probe, rp);
 	/*
-	 * The caller is where the function really returns to, which the
-	 * rethook trampoline has put in regs->ip before calling the return
-	 * handlers. The address saved at entry (get_kretprobe_retaddr) is
-	 * the trampoline itself when another kretprobe on the same call
-	 * hooked the return first.
+	 * The rethook trampoline has put in regs->ip the return address
+	 * the first rethook on the call saved, skipping other kretprobes'
+	 * trampolines (the address saved for this one,
+	 * get_kretprobe_retaddr(), is a trampoline when another kretprobe
+	 * hooked first). If the function graph hooked the return before
+	 * any rethook, that address is return_to_handler.
 	 */
+	caller = real_return_address(instruction_pointer(regs),
+				     return_slot(kernel_stack_pointer(regs)));
 	dynprobe_dispatch(probe, regs,
 			  rp->data_size ? (unsigned long *)ri->data : NULL,
-			  (unsigned long)rp->kp.addr, instruction_pointer(regs));
+			  (unsigned long)rp->kp.addr, caller);
 	return 0;
 }
 NOKPROBE_SYMBOL(kretprobe_hit);
@@ -107,6 +160,12 @@ static void fprobe_exit(struct fprobe *fp, unsigned long entry_ip,
 	struct pt_regs *regs = ftrace_partial_regs(fregs, NULL);
 	const unsigned long *data = fp->entry_data_size ? entry_data : NULL;
 
+	/*
+	 * @ret_ip is what the function graph saved at entry: the rethook
+	 * trampoline if a kretprobe hooked the return before it.
+	 */
+	ret_ip = real_return_address(ret_ip,
+			return_slot(ftrace_regs_get_stack_pointer(fregs)));
 	if (probe->kind == DYNPROBE_FPROBE_EXIT)
 		dynprobe_dispatch(probe, regs, data, entry_ip, ret_ip);
 	else

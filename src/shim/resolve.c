@@ -85,6 +85,19 @@ struct resolved_symbol {
 		 "refusing non-unique module probe symbols")		\
 	FUNCTION(tracing_reset_all_online_cpus, OPTIONAL,		\
 		 "dropping the records of removed events")		\
+	/*								\
+	 * Return probes whose return a kretprobe and the function	\
+	 * graph both hooked: the trampolines are only compared with	\
+	 * the return address, never called.				\
+	 */								\
+	FUNCTION(rethook_find_ret_addr, OPTIONAL,			\
+		 "the caller on fprobe exits behind a kretprobe")	\
+	OBJECT(arch_rethook_trampoline, rethook_trampoline, OPTIONAL,	\
+	       "the caller on fprobe exits behind a kretprobe")	\
+	FUNCTION(ftrace_graph_ret_addr, OPTIONAL,			\
+		 "the caller on kretprobes behind an fprobe exit")	\
+	OBJECT(return_to_handler, fgraph_return_handler, OPTIONAL,	\
+	       "the caller on kretprobes behind an fprobe exit")	\
 	/* Linker symbols, in kallsyms with CONFIG_KALLSYMS_ALL. */	\
 	OBJECT(__start_BTF, start_btf, OPTIONAL,			\
 	       "BTF argument names and members")			\

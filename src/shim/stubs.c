@@ -32,9 +32,11 @@
 #include <linux/bug.h>
 #include <linux/compiler.h>
 #include <linux/err.h>
+#include <linux/ftrace.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
+#include <linux/rethook.h>
 #include <linux/tracefs.h>
 #include "dynprobe/resolved.h"
 
@@ -51,6 +53,9 @@ SAME_PROTOTYPE(module_kallsyms_on_each_symbol);
 #endif
 SAME_PROTOTYPE(tracefs_create_dir);
 SAME_PROTOTYPE(tracefs_remove);
+SAME_PROTOTYPE(rethook_find_ret_addr);
+/* Without the function graph tracer, ftrace.h has an inline of it. */
+SAME_PROTOTYPE(ftrace_graph_ret_addr);
 
 /* Reported also on kernels built without CONFIG_BUG, where WARN is silent. */
 static long redirect_missing(const char *func, long ret)
@@ -114,3 +119,20 @@ noinline __noipa void dynprobe_call_tracing_reset_all_online_cpus(void)
 	redirect_missing("tracing_reset_all_online_cpus", 0);
 }
 NOKPROBE_SYMBOL(dynprobe_call_tracing_reset_all_online_cpus);
+
+noinline __noipa unsigned long
+dynprobe_call_rethook_find_ret_addr(struct task_struct *tsk,
+				    unsigned long frame,
+				    struct llist_node **cur)
+{
+	return redirect_missing("rethook_find_ret_addr", 0);
+}
+NOKPROBE_SYMBOL(dynprobe_call_rethook_find_ret_addr);
+
+noinline __noipa unsigned long
+dynprobe_call_ftrace_graph_ret_addr(struct task_struct *task, int *idx,
+				    unsigned long ret, unsigned long *retp)
+{
+	return redirect_missing("ftrace_graph_ret_addr", ret);
+}
+NOKPROBE_SYMBOL(dynprobe_call_ftrace_graph_ret_addr);
