@@ -13,8 +13,7 @@
 use core::fmt::{self, Write};
 
 use crate::lang::def::{Definition, ProbeArg};
-use crate::lang::kind::ProbeKind;
-use crate::lang::view::DefView;
+use crate::lang::view::{DefView, Names, Scalars};
 
 /// The variable-length parts of a compiled definition, in storage its
 /// owner allocated.
@@ -40,14 +39,7 @@ pub struct FrozenSizes {
 
 /// A compiled definition in storage sized to it.
 pub struct Compiled<S> {
-    kind: ProbeKind,
-    module_len: usize,
-    has_symbol: bool,
-    addr: u64,
-    listed_addr: u64,
-    offset: u64,
-    maxactive: u32,
-    size: u32,
+    scalars: Scalars,
     /// Where `group`, `event` and `symbol` end in the text; the function
     /// event text is the rest.
     ends: [usize; 3],
@@ -106,14 +98,7 @@ impl Definition {
             return None;
         }
         Some(Compiled {
-            kind: self.kind,
-            module_len: self.module_len,
-            has_symbol: self.has_symbol,
-            addr: self.addr,
-            listed_addr: self.listed_addr,
-            offset: self.offset,
-            maxactive: self.maxactive,
-            size: self.size,
+            scalars: self.scalars(),
             ends,
             store,
         })
@@ -125,44 +110,29 @@ impl<S: Storage> Compiled<S> {
     pub fn view(&self) -> DefView<'_> {
         let text = self.store.text();
         let [g, e, s] = self.ends;
-        DefView {
-            kind: self.kind,
+        let names = Names {
             group: text.get(..g).unwrap_or(""),
             event: text.get(g..e).unwrap_or(""),
             symbol: text.get(e..s).unwrap_or(""),
-            module_len: self.module_len,
-            has_symbol: self.has_symbol,
-            addr: self.addr,
-            listed_addr: self.listed_addr,
-            offset: self.offset,
-            maxactive: self.maxactive,
-            size: self.size,
-            args: self.store.args(),
-            entry_args: self.store.entry_args(),
             fe_text: text.get(s..).unwrap_or(""),
-        }
+        };
+        self.view_with(names)
     }
 
     /// The view a probe handler needs: layout, programs and saved entry
     /// parameters, without the names (slicing them out of the text would
     /// cost every hit something for nothing).
     pub fn record_view(&self) -> DefView<'_> {
-        DefView {
-            kind: self.kind,
-            group: "",
-            event: "",
-            symbol: "",
-            module_len: 0,
-            has_symbol: self.has_symbol,
-            addr: self.addr,
-            listed_addr: self.listed_addr,
-            offset: self.offset,
-            maxactive: self.maxactive,
-            size: self.size,
-            args: self.store.args(),
-            entry_args: self.store.entry_args(),
-            fe_text: "",
-        }
+        self.view_with(Names::NONE)
+    }
+
+    fn view_with<'a>(&'a self, names: Names<'a>) -> DefView<'a> {
+        DefView::new(
+            self.scalars,
+            names,
+            self.store.args(),
+            self.store.entry_args(),
+        )
     }
 
     /// The storage, for its owner to account for.

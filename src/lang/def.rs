@@ -9,7 +9,7 @@ use core::fmt::{self, Write};
 use crate::lang::kind::ProbeKind;
 use crate::lang::text::{self, Str};
 use crate::lang::types::{FetchType, Program};
-use crate::lang::view::DefView;
+use crate::lang::view::{DefView, Names, Scalars};
 use crate::lang::{
     MAX_ARGSTR_LEN, MAX_EVENT_NAME_LEN, MAX_FUNCTION_TEXT, MAX_TRACE_ARGS, SYMBOL_CAP,
 };
@@ -176,25 +176,32 @@ pub const TRACE_ENTRY_SIZE: u32 = 8;
 /// It holds no pointers and is large (tens of KiB): allocate it once (it is
 /// `const`-constructible with [`Definition::new`]), parse into it, and keep
 /// what a successful parse made as a [`crate::lang::Compiled`] sized to it.
+///
+/// Its [`Scalars`] (kind, place, sizes) read and write as its own fields.
 pub struct Definition {
-    pub(crate) kind: ProbeKind,
+    scalars: Scalars,
     pub(crate) group: Str<MAX_EVENT_NAME_LEN>,
     pub(crate) event: Str<MAX_EVENT_NAME_LEN>,
     pub(crate) symbol: Str<SYMBOL_CAP>,
-    /// Length of the `MOD:` prefix, colon included (0: no module).
-    pub(crate) module_len: usize,
-    pub(crate) has_symbol: bool,
-    pub(crate) addr: u64,
-    /// What the listing shows for an address probe (the kernel's `0x%p`).
-    pub(crate) listed_addr: u64,
-    pub(crate) offset: u64,
-    pub(crate) maxactive: u32,
     pub(crate) args: [ProbeArg; MAX_TRACE_ARGS],
     pub(crate) nargs: usize,
-    pub(crate) size: u32,
     pub(crate) entry_args: [u16; MAX_TRACE_ARGS],
     pub(crate) n_entry: usize,
     pub(crate) fe_text: Str<MAX_FUNCTION_TEXT>,
+}
+
+impl core::ops::Deref for Definition {
+    type Target = Scalars;
+
+    fn deref(&self) -> &Scalars {
+        &self.scalars
+    }
+}
+
+impl core::ops::DerefMut for Definition {
+    fn deref_mut(&mut self) -> &mut Scalars {
+        &mut self.scalars
+    }
 }
 
 impl Default for Definition {
@@ -207,19 +214,12 @@ impl Definition {
     /// An empty definition.
     pub const fn new() -> Definition {
         Definition {
-            kind: ProbeKind::Kprobe,
+            scalars: Scalars::EMPTY,
             group: Str::new(),
             event: Str::new(),
             symbol: Str::new(),
-            module_len: 0,
-            has_symbol: false,
-            addr: 0,
-            listed_addr: 0,
-            offset: 0,
-            maxactive: 0,
             args: [ProbeArg::new(); MAX_TRACE_ARGS],
             nargs: 0,
-            size: 0,
             entry_args: [0; MAX_TRACE_ARGS],
             n_entry: 0,
             fe_text: Str::new(),
@@ -228,21 +228,14 @@ impl Definition {
 
     /// Reset to the empty state in place.
     pub fn reset(&mut self) {
-        self.kind = ProbeKind::Kprobe;
+        self.scalars = Scalars::EMPTY;
         self.group.clear();
         self.event.clear();
         self.symbol.clear();
-        self.module_len = 0;
-        self.has_symbol = false;
-        self.addr = 0;
-        self.listed_addr = 0;
-        self.offset = 0;
-        self.maxactive = 0;
         for a in self.args.iter_mut().take(self.nargs) {
             *a = ProbeArg::new();
         }
         self.nargs = 0;
-        self.size = 0;
         self.n_entry = 0;
         self.fe_text.clear();
     }
@@ -250,22 +243,18 @@ impl Definition {
     /// The definition as every reader sees it: layout, format, record,
     /// print and listing.
     pub fn view(&self) -> DefView<'_> {
-        DefView {
-            kind: self.kind,
+        let names = Names {
             group: self.group.as_str(),
             event: self.event.as_str(),
             symbol: self.symbol.as_str(),
-            module_len: self.module_len,
-            has_symbol: self.has_symbol,
-            addr: self.addr,
-            listed_addr: self.listed_addr,
-            offset: self.offset,
-            maxactive: self.maxactive,
-            size: self.size,
-            args: self.args(),
-            entry_args: self.entry_args(),
             fe_text: self.fe_text.as_str(),
-        }
+        };
+        DefView::new(self.scalars(), names, self.args(), self.entry_args())
+    }
+
+    /// The scalars a view and the compiled form keep.
+    pub(crate) fn scalars(&self) -> Scalars {
+        self.scalars
     }
 
     /// Kind of probe.

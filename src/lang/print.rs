@@ -176,20 +176,7 @@ impl DefView<'_> {
             w.write_str(if exit { " <- " } else { "->" })?;
             sym.write_symbol(w, second, false)?;
             w.write_char('(')?;
-            let n = self.args().len();
-            let nparams = if exit { n.saturating_sub(1) } else { n };
-            for (i, a) in self.args().iter().enumerate() {
-                if i == nparams {
-                    w.write_str(") ")?;
-                } else if i > 0 {
-                    w.write_str(", ")?;
-                }
-                write!(w, "{}=", a.name())?;
-                print_arg(self, a, rec, true, sym, w)?;
-            }
-            if nparams == n {
-                w.write_char(')')?;
-            }
+            self.write_function_args(w, |w, a| print_arg(self, a, rec, true, sym, w))?;
             return Ok(());
         }
         write!(w, "{}: (", self.event())?;

@@ -11,14 +11,12 @@ use crate::lang::def::{Field, ProbeArg, TRACE_ENTRY_SIZE};
 use crate::lang::kind::ProbeKind;
 use crate::lang::types::FetchType;
 
-/// A borrowed definition. Cheap to make and to copy (a few words).
+/// What a definition is besides its names, arguments and saved
+/// parameters: a few words, kept by the compiled form and copied into
+/// every view (whose fields they read as its own).
 #[derive(Clone, Copy)]
-pub struct DefView<'a> {
+pub struct Scalars {
     pub(crate) kind: ProbeKind,
-    pub(crate) group: &'a str,
-    pub(crate) event: &'a str,
-    /// The place as written: `MOD:SYM`, `SYM`, or empty for an address.
-    pub(crate) symbol: &'a str,
     /// Length of the `MOD:` prefix, colon included (0: no module).
     pub(crate) module_len: usize,
     pub(crate) has_symbol: bool,
@@ -29,13 +27,81 @@ pub struct DefView<'a> {
     pub(crate) maxactive: u32,
     /// Size of the fixed argument area.
     pub(crate) size: u32,
-    pub(crate) args: &'a [ProbeArg],
-    pub(crate) entry_args: &'a [u16],
+}
+
+impl Scalars {
+    /// Those of an empty definition.
+    pub(crate) const EMPTY: Scalars = Scalars {
+        kind: ProbeKind::Kprobe,
+        module_len: 0,
+        has_symbol: false,
+        addr: 0,
+        listed_addr: 0,
+        offset: 0,
+        maxactive: 0,
+        size: 0,
+    };
+}
+
+/// The names a definition was written with.
+#[derive(Clone, Copy)]
+pub(crate) struct Names<'a> {
+    pub(crate) group: &'a str,
+    pub(crate) event: &'a str,
+    /// The place as written: `MOD:SYM`, `SYM`, or empty for an address.
+    pub(crate) symbol: &'a str,
     /// A function event's normalized text (its listing).
     pub(crate) fe_text: &'a str,
 }
 
+impl Names<'_> {
+    /// No names: what a probe handler's view carries.
+    pub(crate) const NONE: Names<'static> = Names {
+        group: "",
+        event: "",
+        symbol: "",
+        fe_text: "",
+    };
+}
+
+/// A borrowed definition. Cheap to make and to copy (a few words).
+#[derive(Clone, Copy)]
+pub struct DefView<'a> {
+    scalars: Scalars,
+    pub(crate) group: &'a str,
+    pub(crate) event: &'a str,
+    pub(crate) symbol: &'a str,
+    pub(crate) args: &'a [ProbeArg],
+    pub(crate) entry_args: &'a [u16],
+    pub(crate) fe_text: &'a str,
+}
+
+impl core::ops::Deref for DefView<'_> {
+    type Target = Scalars;
+
+    fn deref(&self) -> &Scalars {
+        &self.scalars
+    }
+}
+
 impl<'a> DefView<'a> {
+    pub(crate) fn new(
+        scalars: Scalars,
+        names: Names<'a>,
+        args: &'a [ProbeArg],
+        entry_args: &'a [u16],
+    ) -> Self {
+        DefView {
+            scalars,
+            group: names.group,
+            event: names.event,
+            symbol: names.symbol,
+            args,
+            entry_args,
+            fe_text: names.fe_text,
+        }
+    }
+
     /// Kind of probe.
     pub fn kind(&self) -> ProbeKind {
         self.kind
@@ -257,6 +323,36 @@ impl<'a> DefView<'a> {
         Ok(())
     }
 
+    /// A function event's arguments as both its print fmt and its trace
+    /// lines lay them out: `a=.., b=..)` at entry, `a=..) ret=..` at exit
+    /// (the last argument is the return value). `value` writes what
+    /// follows each `name=`.
+    pub(crate) fn write_function_args<W: Write>(
+        &self,
+        w: &mut W,
+        mut value: impl FnMut(&mut W, &ProbeArg) -> fmt::Result,
+    ) -> fmt::Result {
+        let n = self.args.len();
+        let nparams = if self.kind.is_return() {
+            n.saturating_sub(1)
+        } else {
+            n
+        };
+        for (i, a) in self.args.iter().enumerate() {
+            if i == nparams {
+                w.write_str(") ")?;
+            } else if i > 0 {
+                w.write_str(", ")?;
+            }
+            write!(w, "{}=", a.name())?;
+            value(w, a)?;
+        }
+        if nparams == n {
+            w.write_str(")")?;
+        }
+        Ok(())
+    }
+
     fn function_print_fmt<W: Write>(&self, w: &mut W) -> fmt::Result {
         let exit = self.kind.is_return();
         let (head, tail_args) = if exit {
@@ -265,18 +361,7 @@ impl<'a> DefView<'a> {
             ("\"%pS->%pS(", ", REC->__ip, REC->__parent_ip")
         };
         w.write_str(head)?;
-        let nparams = if exit {
-            self.args.len().saturating_sub(1)
-        } else {
-            self.args.len()
-        };
-        for (i, a) in self.args().iter().enumerate() {
-            if i == nparams {
-                w.write_str(") ")?;
-            } else if i > 0 {
-                w.write_str(", ")?;
-            }
-            write!(w, "{}=", a.name())?;
+        self.write_function_args(w, |w, a| {
             if a.count > 0 && !a.fixed_string {
                 for j in 0..a.count {
                     if j > 0 {
@@ -284,15 +369,13 @@ impl<'a> DefView<'a> {
                     }
                     w.write_str(a.ty.function_fmt())?;
                 }
+                Ok(())
             } else if a.fixed_string {
-                w.write_str("%s")?;
+                w.write_str("%s")
             } else {
-                w.write_str(a.ty.function_fmt())?;
+                w.write_str(a.ty.function_fmt())
             }
-        }
-        if nparams == self.args.len() {
-            w.write_str(")")?;
-        }
+        })?;
         w.write_str("\"")?;
         w.write_str(tail_args)?;
         self.write_rec_args(w)
