@@ -134,9 +134,4 @@ impl<S: Storage> Compiled<S> {
             self.store.entry_args(),
         )
     }
-
-    /// The storage, for its owner to account for.
-    pub fn storage(&self) -> &S {
-        &self.store
-    }
 }
