@@ -17,9 +17,11 @@ mod event;
 mod fetch;
 pub mod lang;
 mod printk;
+mod probe;
 mod readme;
 mod resolve;
 mod sys;
+mod trace_event;
 mod tracefs;
 
 module! {

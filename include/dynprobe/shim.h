@@ -61,11 +61,20 @@ struct dentry *tracefs_create_file(const char *name, umode_t mode,
 #define DYNPROBE_FMODE_WRITE 0x2
 void dynprobe_kmemleak_not_leak(const void *ptr);
 
-/* Events and their probes (src/shim/event.c). */
-struct dynprobe_event;
+/*
+ * Events and their probes. The trace event is a Rust object
+ * (src/trace_event.rs); the path of a hit, made of the tracing core's
+ * static inline functions, is C (src/shim/hit.c); the probes are C
+ * (src/shim/probe.c, fentry.c).
+ */
 struct trace_event_call;
+struct trace_event_file;
 struct trace_seq;
 struct pt_regs;
+#ifdef __BINDGEN__
+/* The tracing core's types and calls the Rust trace event uses. */
+#include <linux/trace_events.h>
+#endif
 
 /* Largest record (trace entry included) an event writes. */
 #define DYNPROBE_RECORD_MAX 4096
@@ -93,55 +102,80 @@ struct dynprobe_place {
 	unsigned int fixed_record_size;
 };
 
+#define DYNPROBE_SINK_TRACE	1	/* enabled in at least one trace instance */
+#define DYNPROBE_SINK_PERF	2	/* enabled for perf */
+
+/*
+ * The trace instances an event is enabled in, replaced as a whole: @nr + 1
+ * words (Rust builds it as a vector of words).
+ */
+struct dynprobe_files {
+	unsigned long nr;
+	struct trace_event_file *file[];
+};
+
+/*
+ * What a hit needs of its event: where records go. Part of the Rust trace
+ * event, which changes @files (under RCU: the old set is freed after a
+ * grace period) and @flags (DYNPROBE_SINK_*) with event_mutex held.
+ */
+struct dynprobe_sink {
+	struct trace_event_call *call;
+	struct dynprobe_files *files;
+	unsigned int flags;
+};
+
+/*
+ * What a probe's hit runs: its event's sink and its definition (a Rust
+ * object, passed back to dynprobe_rs_record). Owned by Rust; outlives the
+ * probe that points to it.
+ */
+struct dynprobe_feed {
+	struct dynprobe_sink *sink;
+	const void *def;
+	/* The record's size if it is always the same, else 0. */
+	unsigned int fixed_size;
+	unsigned long __percpu *nhit;
+};
+
 /* Whether ftrace can hook @func (fprobes and function events). */
 bool dynprobe_function_traceable(const char *func);
 /* Whether a tracepoint named @name exists (t probes). */
 bool dynprobe_tracepoint_exists(const char *name);
 
+/* Per-CPU scratch records of the hit path, and the probes' notifiers. */
 int dynprobe_events_init(void);
 void dynprobe_events_exit(void);
+
 /*
- * @shape (what the event's fields and text come from) and each probe's
- * @def (what its handler runs) are Rust objects passed back in the
- * dynprobe_rs_* callbacks; Rust frees them only after the event or probe
- * is torn down. An event is created with its first probe (returned
- * through @first); more probes with the same argument types can be added
- * to it.
+ * A probe at @place feeding @feed: kprobes are registered (disabled) at
+ * once, which checks the place; fprobes only when armed. NULL with *@err
+ * set on failure.
  */
 struct dynprobe_probe;
-struct dynprobe_event *dynprobe_event_create(const char *group,
-					     const char *name,
-					     const char *print_fmt,
-					     const struct dynprobe_place *place,
-					     const void *shape, const void *def,
-					     struct dynprobe_probe **first,
+struct dynprobe_probe *dynprobe_probe_create(const struct dynprobe_place *place,
+					     struct dynprobe_feed *feed,
 					     int *err);
-struct dynprobe_probe *dynprobe_probe_add(struct dynprobe_event *ev,
-					  const struct dynprobe_place *place,
-					  const void *def, int *err);
-/* -EBUSY while the event is in use; -EINVAL for the event's last probe. */
-int dynprobe_probe_remove(struct dynprobe_event *ev,
-			  struct dynprobe_probe *probe);
+/* Called with event_mutex held, when the probe's event is enabled. */
+int dynprobe_probe_arm(struct dynprobe_probe *probe);
+void dynprobe_probe_disarm(struct dynprobe_probe *probe);
+/* Returns once no handler of the probe runs any more, and frees it. */
+void dynprobe_probe_teardown(struct dynprobe_probe *probe);
+u64 dynprobe_probe_misses(struct dynprobe_probe *probe);
+
+/* Per-CPU hit counters. */
+unsigned long __percpu *dynprobe_counter_alloc(void);
+void dynprobe_counter_free(unsigned long __percpu *counter);
+u64 dynprobe_counter_sum(unsigned long __percpu *counter);
+
+/* kvfree() after an RCU grace period, sleeping if memory is short. */
+void dynprobe_kvfree_rcu(void *ptr);
 /*
- * Removing events takes two steps, so that a batch of removals is one
- * decision: with event_mutex held (dynprobe_events_lock), unlink takes
- * the event out of tracefs, or answers -EBUSY (nothing changed) while it
- * is enabled or referenced; nothing can enable it in between, as enabling
- * takes event_mutex too. After the unlock, free tears the probes down,
- * waiting for their running handlers outside event_mutex, and frees the
- * event.
+ * event_mutex: taken by the tracing core around enabling, and by dynprobe
+ * around a batch of removals (mutex_lock() is a macro under lockdep).
  */
 void dynprobe_events_lock(void);
 void dynprobe_events_unlock(void);
-int dynprobe_event_unlink(struct dynprobe_event *ev);
-void dynprobe_event_free(struct dynprobe_event *ev);
-bool dynprobe_event_busy(struct dynprobe_event *ev);
-void dynprobe_probe_counts(struct dynprobe_probe *probe, u64 *hits,
-			   u64 *misses);
-int dynprobe_define_field(struct trace_event_call *call, const char *type,
-			  const char *name, int offset, int size,
-			  bool is_signed);
-void dynprobe_seq_write(struct trace_seq *s, const u8 *data, size_t len);
 
 /* Fault-tolerant reads and register access for the fetchers (src/shim/fetch.c). */
 int dynprobe_read_kernel(void *dst, unsigned long addr, size_t len);
@@ -155,15 +189,11 @@ unsigned long dynprobe_dentry_name_offset(void);
 unsigned long dynprobe_file_dentry_offset(void);
 unsigned long dynprobe_regs_stack_nth(struct pt_regs *regs, unsigned int n);
 
-/* Implemented in Rust, called from the probe handlers and event callbacks. */
+/* Implemented in Rust, called from the hit path and the probe handlers. */
 size_t dynprobe_rs_record(const void *def, struct pt_regs *regs,
 			  const unsigned long *entry_data, u8 *buf, size_t cap,
 			  unsigned long ip1, unsigned long ip2);
 void dynprobe_rs_store_entry(const void *def, struct pt_regs *regs,
 			     unsigned long *entry_data);
-int dynprobe_rs_define_fields(const void *shape,
-			      struct trace_event_call *call);
-void dynprobe_rs_print(const void *shape, struct trace_seq *s,
-		       const u8 *entry, size_t len);
 
 #endif /* DYNPROBE_SHIM_H */

@@ -271,6 +271,18 @@ impl<'a> DefView<'a> {
         (0..self.nr_fields()).filter_map(move |i| self.field(i))
     }
 
+    /// The element count `format` declares for `field`: function events
+    /// declare it as the kernel's own fixed arrays do (`char name[64]`),
+    /// probe events leave it out as the kernel's probe events do
+    /// (`u8 arr[]`, the size still says how many).
+    pub fn declared_len(&self, field: &Field<'_>) -> u32 {
+        if self.kind.is_function_event() && !field.header {
+            field.count
+        } else {
+            0
+        }
+    }
+
     /// Write the `print fmt` string exactly as the kernel builds it (with the
     /// surrounding quotes and the `REC->` argument list).
     pub fn print_fmt<W: Write>(&self, w: &mut W) -> fmt::Result {

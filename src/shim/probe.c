@@ -20,7 +20,7 @@ static int kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
 	struct dynprobe_probe *probe =
 		container_of(kp, struct dynprobe_probe, rp.kp);
 
-	dynprobe_dispatch(probe, regs, NULL, (unsigned long)kp->addr, 0);
+	dynprobe_dispatch(probe->feed, regs, NULL, (unsigned long)kp->addr, 0);
 	return 0;
 }
 NOKPROBE_SYMBOL(kprobe_hit);
@@ -33,7 +33,7 @@ static int kretprobe_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (unlikely(!rp))
 		return -ENOENT;
 	probe = container_of(rp, struct dynprobe_probe, rp);
-	dynprobe_rs_store_entry(probe->def, regs, (unsigned long *)ri->data);
+	dynprobe_rs_store_entry(probe->feed->def, regs, (unsigned long *)ri->data);
 	return 0;
 }
 NOKPROBE_SYMBOL(kretprobe_entry);
@@ -106,7 +106,7 @@ static int kretprobe_hit(struct kretprobe_instance *ri, struct pt_regs *regs)
 	 */
 	caller = real_return_address(instruction_pointer(regs),
 				     return_slot(kernel_stack_pointer(regs)));
-	dynprobe_dispatch(probe, regs,
+	dynprobe_dispatch(probe->feed, regs,
 			  rp->data_size ? (unsigned long *)ri->data : NULL,
 			  (unsigned long)rp->kp.addr, caller);
 	return 0;
@@ -128,10 +128,10 @@ static int fprobe_entry(struct fprobe *fp, unsigned long entry_ip,
 
 	switch (probe->kind) {
 	case DYNPROBE_FPROBE_ENTRY:
-		dynprobe_dispatch(probe, regs, NULL, entry_ip, 0);
+		dynprobe_dispatch(probe->feed, regs, NULL, entry_ip, 0);
 		break;
 	case DYNPROBE_FUNCTION_ENTRY:
-		dynprobe_dispatch(probe, regs, NULL, ret_ip, entry_ip);
+		dynprobe_dispatch(probe->feed, regs, NULL, ret_ip, entry_ip);
 		break;
 	case DYNPROBE_TRACEPOINT:
 		/*
@@ -139,12 +139,12 @@ static int fprobe_entry(struct fprobe *fp, unsigned long entry_ip,
 		 * probes, the kernel's own); ours carries this probe as data.
 		 */
 		if (ftrace_regs_get_argument(fregs, 0) == (unsigned long)probe)
-			dynprobe_dispatch(probe, regs, NULL, entry_ip, 0);
+			dynprobe_dispatch(probe->feed, regs, NULL, entry_ip, 0);
 		break;
 	default:
 		/* Exit events: keep what the exit needs of the entry. */
 		if (fp->entry_data_size)
-			dynprobe_rs_store_entry(probe->def, regs, entry_data);
+			dynprobe_rs_store_entry(probe->feed->def, regs, entry_data);
 		break;
 	}
 	return 0;
@@ -167,9 +167,9 @@ static void fprobe_exit(struct fprobe *fp, unsigned long entry_ip,
 	ret_ip = real_return_address(ret_ip,
 			return_slot(ftrace_regs_get_stack_pointer(fregs)));
 	if (probe->kind == DYNPROBE_FPROBE_EXIT)
-		dynprobe_dispatch(probe, regs, data, entry_ip, ret_ip);
+		dynprobe_dispatch(probe->feed, regs, data, entry_ip, ret_ip);
 	else
-		dynprobe_dispatch(probe, regs, data, ret_ip, entry_ip);
+		dynprobe_dispatch(probe->feed, regs, data, ret_ip, entry_ip);
 }
 NOKPROBE_SYMBOL(fprobe_exit);
 
@@ -478,7 +478,7 @@ static int module_coming(struct notifier_block *nb, unsigned long state,
 		/* event_mutex orders this against enabling and disabling. */
 		mutex_lock(dynprobe_ksyms.event_mutex);
 		unregister_kprobe_kind(probe);
-		if (register_kprobe_kind(probe, READ_ONCE(probe->event->flags)))
+		if (register_kprobe_kind(probe, READ_ONCE(probe->feed->sink->flags)))
 			pr_warn("cannot probe %s in module %s\n",
 				probe->rp.kp.symbol_name, mod->name);
 		mutex_unlock(dynprobe_ksyms.event_mutex);
@@ -519,16 +519,13 @@ void dynprobe_probes_exit(void)
  * fprobes are registered only while enabled, since a registered fprobe
  * hooks its function.
  */
-int dynprobe_probe_setup(struct dynprobe_probe *probe,
-			 const struct dynprobe_place *place)
+static int probe_setup(struct dynprobe_probe *probe,
+		       const struct dynprobe_place *place)
 {
 	struct kprobe *kp = &probe->rp.kp;
 	int ret;
 
 	probe->kind = place->kind;
-	probe->nhit = alloc_percpu(unsigned long);
-	if (!probe->nhit)
-		return -ENOMEM;
 
 	if (dynprobe_is_fprobe(probe->kind)) {
 		if (!place->symbol)
@@ -581,6 +578,29 @@ int dynprobe_probe_setup(struct dynprobe_probe *probe,
 		}
 	}
 	return ret;
+}
+
+struct dynprobe_probe *dynprobe_probe_create(const struct dynprobe_place *place,
+					     struct dynprobe_feed *feed,
+					     int *err)
+{
+	struct dynprobe_probe *probe;
+	int ret;
+
+	probe = kzalloc(sizeof(*probe), GFP_KERNEL);
+	if (!probe) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	INIT_LIST_HEAD(&probe->module_list);
+	probe->feed = feed;
+	ret = probe_setup(probe, place);
+	if (ret) {
+		dynprobe_probe_teardown(probe);
+		*err = ret;
+		return NULL;
+	}
+	return probe;
 }
 
 int dynprobe_probe_arm(struct dynprobe_probe *probe)
@@ -676,7 +696,6 @@ void dynprobe_probe_teardown(struct dynprobe_probe *probe)
 	if (!dynprobe_is_fprobe(probe->kind))
 		kfree(probe->rp.kp.symbol_name);
 	kfree(probe->func);
-	free_percpu(probe->nhit);
 	kfree(probe);
 }
 

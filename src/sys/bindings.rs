@@ -9,6 +9,12 @@
     non_snake_case,
     missing_docs,
     unreachable_pub,
+    // bindgen's bitfield accessors are unsafe fns made of unsafe calls.
+    unsafe_op_in_unsafe_fn,
+    // rustc 1.97 finds some of those accessors' transmutes unnecessary;
+    // 1.85 does not know the lint.
+    unknown_lints,
+    unnecessary_transmutes,
     clippy::all
 )]
 // The kernel's structs (dentry, file_operations) hold a zero-sized

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One probe feeding an event: the kernel probe (kprobe, kretprobe, fprobe
+//! or tracepoint hook, src/shim/probe.c), and the feed its hits run: the
+//! compiled definition, the event's sink and a per-CPU hit counter.
+
+use core::fmt::{self, Write};
+use core::ptr::NonNull;
+
+use kernel::prelude::*;
+use kernel::sync::Arc;
+use kernel::types::Opaque;
+
+use crate::event::CompiledDef;
+use crate::lang::{DefView, ProbeKind, Resolver};
+use crate::resolve::KernelResolver;
+use crate::sys::bindings as b;
+
+/// Writes into a fixed buffer, then yields a NUL-terminated C string.
+pub(crate) struct CText<const N: usize> {
+    buf: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> CText<N> {
+    pub(crate) fn new() -> Self {
+        CText {
+            buf: [0; N],
+            len: 0,
+        }
+    }
+
+    /// The text with its NUL, or `None` if it did not fit.
+    pub(crate) fn as_c(&mut self) -> Option<*const u8> {
+        *self.buf.get_mut(self.len)? = 0;
+        Some(self.buf.as_ptr())
+    }
+}
+
+impl<const N: usize> Write for CText<N> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len.checked_add(s.len()).ok_or(fmt::Error)?;
+        self.buf
+            .get_mut(self.len..end)
+            .ok_or(fmt::Error)?
+            .copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Where a definition's probe goes, as the C side wants it. `symbol`
+/// receives the NUL-terminated symbol text the place points to.
+fn place_of(def: DefView<'_>, symbol: &mut CText<600>) -> Result<b::dynprobe_place> {
+    Ok(b::dynprobe_place {
+        kind: match def.kind() {
+            ProbeKind::Kprobe => b::dynprobe_probe_kind_DYNPROBE_KPROBE,
+            ProbeKind::Kretprobe => b::dynprobe_probe_kind_DYNPROBE_KRETPROBE,
+            ProbeKind::FprobeEntry => b::dynprobe_probe_kind_DYNPROBE_FPROBE_ENTRY,
+            ProbeKind::FprobeExit => b::dynprobe_probe_kind_DYNPROBE_FPROBE_EXIT,
+            ProbeKind::FunctionEntry => b::dynprobe_probe_kind_DYNPROBE_FUNCTION_ENTRY,
+            ProbeKind::FunctionExit => b::dynprobe_probe_kind_DYNPROBE_FUNCTION_EXIT,
+            ProbeKind::Tracepoint => b::dynprobe_probe_kind_DYNPROBE_TRACEPOINT,
+        },
+        symbol: match (def.full_symbol(), def.address()) {
+            (Some(s), _) => {
+                symbol.write_str(s).map_err(|_| EINVAL)?;
+                symbol.as_c().ok_or(EINVAL)?
+            }
+            // An address kallsyms does not know: register_kprobe() fails
+            // with -ENOENT, which the kernel's probe events take for a
+            // module to come, keeping the event with an unregistered probe
+            // that never fires. The C side keeps a place in a module that
+            // is not loaded the same way, so the address goes there as a
+            // symbol of the unnamed module (`:0x...`), which no module
+            // load ever matches.
+            (None, Some(a)) if a != 0 && KernelResolver::new().kprobe_address(a).is_none() => {
+                write!(symbol, ":0x{:x}", a).map_err(|_| EINVAL)?;
+                symbol.as_c().ok_or(EINVAL)?
+            }
+            (None, _) => core::ptr::null(),
+        },
+        addr: def.address().unwrap_or(0) as usize,
+        offset: def.offset() as usize,
+        maxactive: def.maxactive() as i32,
+        entry_data_size: (def.entry_args().len() * core::mem::size_of::<u64>()) as u32,
+        fixed_record_size: if def.nr_dynamic() == 0 {
+            def.fixed_size()
+        } else {
+            0
+        },
+    })
+}
+
+/// What a probe's hits run and where they write. The C probe points to
+/// it, so it is boxed (a stable address) and outlives the C probe.
+struct Feed {
+    feed: Opaque<b::dynprobe_feed>,
+}
+
+/// A probe and its definition. Dropping it unregisters the kernel probe,
+/// waits until no handler of it runs, then frees the feed and definition.
+///
+/// # Invariants
+///
+/// `handle` is a live C probe created for `feed`, torn down only in `drop`;
+/// `feed`'s counter is a live per-CPU counter and its definition pointer
+/// is `def`'s.
+pub(crate) struct Probe {
+    handle: NonNull<b::dynprobe_probe>,
+    feed: KBox<Feed>,
+    def: Arc<CompiledDef>,
+}
+
+// SAFETY: the C probe is only changed by the control path (under the
+// registry lock) and by the reg callback (under event_mutex), which
+// `TraceEvent` orders; the feed is read-only once the probe exists.
+unsafe impl Send for Probe {}
+// SAFETY: as for `Send`: shared references only read.
+unsafe impl Sync for Probe {}
+
+impl Probe {
+    /// Creates the probe for `def`, writing its hits to `sink`; it stays
+    /// disarmed until [`Probe::arm`].
+    ///
+    /// # Safety
+    ///
+    /// `sink` must be a live event's sink that outlives the probe.
+    pub(crate) unsafe fn new(sink: *mut b::dynprobe_sink, def: Arc<CompiledDef>) -> Result<Self> {
+        let view = def.view();
+        let mut symbol = CText::<600>::new();
+        let place = place_of(view, &mut symbol)?;
+        // SAFETY: allocates a per-CPU counter; freed in `drop` or below.
+        let nhit = unsafe { b::dynprobe_counter_alloc() };
+        if nhit.is_null() {
+            return Err(ENOMEM);
+        }
+        let feed = KBox::new(
+            Feed {
+                feed: Opaque::new(b::dynprobe_feed {
+                    sink,
+                    def: (&*def as *const CompiledDef).cast(),
+                    fixed_size: place.fixed_record_size,
+                    nhit,
+                }),
+            },
+            GFP_KERNEL,
+        );
+        let feed = match feed {
+            Ok(feed) => feed,
+            Err(e) => {
+                // SAFETY: allocated above and never shared.
+                unsafe { b::dynprobe_counter_free(nhit) };
+                return Err(e.into());
+            }
+        };
+        let mut err = 0;
+        // SAFETY: `place` and its symbol live across the call (the C side
+        // copies the symbol); the feed is boxed and outlives the C probe,
+        // which `drop` tears down first.
+        let handle = unsafe { b::dynprobe_probe_create(&place, feed.feed.get(), &mut err) };
+        let Some(handle) = NonNull::new(handle) else {
+            // SAFETY: the C probe was not created; nothing uses the counter.
+            unsafe { b::dynprobe_counter_free(nhit) };
+            return Err(Error::from_errno(err));
+        };
+        Ok(Probe { handle, feed, def })
+    }
+
+    /// Hooks the probe's place. Called with event_mutex held, when its
+    /// event is enabled.
+    pub(crate) fn arm(&self) -> Result {
+        // SAFETY: `handle` is live (type invariant); event_mutex is held
+        // per the callers (`TraceEvent`).
+        kernel::error::to_result(unsafe { b::dynprobe_probe_arm(self.handle.as_ptr()) })
+    }
+
+    /// Unhooks it again (its handlers may still be running).
+    pub(crate) fn disarm(&self) {
+        // SAFETY: `handle` is live (type invariant).
+        unsafe { b::dynprobe_probe_disarm(self.handle.as_ptr()) }
+    }
+
+    /// Hits and misses so far.
+    pub(crate) fn counts(&self) -> (u64, u64) {
+        // SAFETY: the feed's counter and `handle` are live (type invariant).
+        unsafe {
+            (
+                b::dynprobe_counter_sum((*self.feed.feed.get()).nhit),
+                b::dynprobe_probe_misses(self.handle.as_ptr()),
+            )
+        }
+    }
+
+    /// The definition the probe runs.
+    pub(crate) fn def(&self) -> DefView<'_> {
+        self.def.view()
+    }
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        // SAFETY: `handle` is live and used for the last time: teardown
+        // returns once no handler runs, so the feed and definition are
+        // unused after it.
+        unsafe { b::dynprobe_probe_teardown(self.handle.as_ptr()) };
+        // SAFETY: the counter was allocated in `new`; nothing reads it now.
+        unsafe { b::dynprobe_counter_free((*self.feed.feed.get()).nhit) };
+    }
+}

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The path of a hit: fetch the record once, write it into each trace
+ * instance the event is enabled in, and hand it to perf. It is made of the
+ * tracing core's static inline functions (soft disable, per-CPU buffers,
+ * perf submission), which Rust cannot call, so it is C, in one function a
+ * hit enters once. The event it writes to is a Rust object
+ * (src/trace_event.rs), seen here through its sink; the record comes from
+ * the definition's programs (dynprobe_rs_record).
+ */
+#include <linux/module.h>
+#include <linux/perf_event.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+#include <linux/trace_seq.h>
+#include "dynprobe/resolved.h"
+#include "internal.h"
+
+/*
+ * Records are assembled in a per-CPU scratch buffer first, so that every
+ * probed byte is read once; one level per context that can nest (task,
+ * softirq, irq, NMI).
+ */
+#define SCRATCH_LEVELS 4
+struct scratch {
+	int level;
+	u8 buf[SCRATCH_LEVELS][DYNPROBE_RECORD_MAX];
+};
+static struct scratch __percpu *scratch;
+
+static u8 *scratch_get(void)
+{
+	struct scratch *s = this_cpu_ptr(scratch);
+
+	if (s->level >= SCRATCH_LEVELS)
+		return NULL;
+	s->level++;
+	barrier();
+	return s->buf[s->level - 1];
+}
+
+static void scratch_put(void)
+{
+	barrier();
+	this_cpu_ptr(scratch)->level--;
+}
+
+static void trace_record(const struct dynprobe_files *files,
+			 struct pt_regs *regs, const u8 *rec, size_t len)
+{
+	unsigned long i;
+
+	for (i = 0; i < files->nr; i++) {
+		struct trace_event_file *file = files->file[i];
+		struct trace_event_buffer fbuffer;
+		struct trace_entry *entry;
+
+		if (trace_trigger_soft_disabled(file))
+			continue;
+		entry = trace_event_buffer_reserve(&fbuffer, file, len);
+		if (!entry)
+			continue;
+		fbuffer.regs = regs;
+		memcpy((u8 *)entry + sizeof(*entry), rec + sizeof(*entry),
+		       len - sizeof(*entry));
+		trace_event_buffer_commit(&fbuffer);
+	}
+}
+
+#ifdef CONFIG_PERF_EVENTS
+static void perf_record(struct trace_event_call *call, struct pt_regs *regs,
+			const u8 *rec, size_t len)
+{
+	struct hlist_head *head = this_cpu_ptr(call->perf_events);
+	struct trace_entry *entry;
+	int size, rctx;
+
+	if (hlist_empty(head))
+		return;
+	/* perf wants the record plus a u32 size header to be u64 aligned. */
+	size = ALIGN(len + sizeof(u32), sizeof(u64)) - sizeof(u32);
+	entry = perf_trace_buf_alloc(size, NULL, &rctx);
+	if (!entry)
+		return;
+	memcpy((u8 *)entry + sizeof(*entry), rec + sizeof(*entry),
+	       len - sizeof(*entry));
+	memset((u8 *)entry + len, 0, size - len);
+	perf_trace_buf_submit(entry, size, rctx, call->event.type, 1, regs,
+			      head, NULL);
+}
+#endif
+
+/*
+ * A record of one size enabled in one trace instance only (the common
+ * case): the programs write it straight into the reserved ring-buffer
+ * entry, as the kernel's probe events do, without a copy.
+ */
+static void trace_record_direct(const struct dynprobe_feed *feed,
+				struct trace_event_file *file,
+				struct pt_regs *regs,
+				const unsigned long *entry_data,
+				unsigned long ip1, unsigned long ip2)
+{
+	struct trace_event_buffer fbuffer;
+	struct trace_entry *entry;
+
+	if (trace_trigger_soft_disabled(file))
+		return;
+	entry = trace_event_buffer_reserve(&fbuffer, file, feed->fixed_size);
+	if (!entry)
+		return;
+	fbuffer.regs = regs;
+	dynprobe_rs_record(feed->def, regs, entry_data, (u8 *)entry,
+			   feed->fixed_size, ip1, ip2);
+	trace_event_buffer_commit(&fbuffer);
+}
+NOKPROBE_SYMBOL(trace_record_direct);
+
+/*
+ * Handlers run with preemption disabled, which is an RCU read-side
+ * section for the sink's set of files.
+ */
+void dynprobe_dispatch(const struct dynprobe_feed *feed, struct pt_regs *regs,
+		       const unsigned long *entry_data, unsigned long ip1,
+		       unsigned long ip2)
+{
+	const struct dynprobe_sink *sink = feed->sink;
+	unsigned int flags = READ_ONCE(sink->flags);
+	const struct dynprobe_files *files;
+	size_t len;
+	u8 *rec;
+
+	raw_cpu_inc(*feed->nhit);
+	if (!flags)
+		return;
+	files = rcu_dereference_sched(sink->files);
+	if (flags == DYNPROBE_SINK_TRACE && feed->fixed_size && files &&
+	    files->nr == 1) {
+		trace_record_direct(feed, files->file[0], regs, entry_data,
+				    ip1, ip2);
+		return;
+	}
+	rec = scratch_get();
+	if (!rec)
+		return;
+	len = dynprobe_rs_record(feed->def, regs, entry_data, rec,
+				 DYNPROBE_RECORD_MAX, ip1, ip2);
+	if (len >= sizeof(struct trace_entry)) {
+		if ((flags & DYNPROBE_SINK_TRACE) && files)
+			trace_record(files, regs, rec, len);
+#ifdef CONFIG_PERF_EVENTS
+		if (flags & DYNPROBE_SINK_PERF)
+			perf_record(sink->call, regs, rec, len);
+#endif
+	}
+	scratch_put();
+}
+NOKPROBE_SYMBOL(dynprobe_dispatch);
+
+int dynprobe_events_init(void)
+{
+	int ret;
+
+	scratch = alloc_percpu(struct scratch);
+	if (!scratch)
+		return -ENOMEM;
+	ret = dynprobe_probes_init();
+	if (ret) {
+		free_percpu(scratch);
+		scratch = NULL;
+	}
+	return ret;
+}
+
+void dynprobe_events_exit(void)
+{
+	dynprobe_probes_exit();
+	free_percpu(scratch);
+	scratch = NULL;
+}
+
+unsigned long __percpu *dynprobe_counter_alloc(void)
+{
+	return alloc_percpu(unsigned long);
+}
+
+void dynprobe_counter_free(unsigned long __percpu *counter)
+{
+	free_percpu(counter);
+}
+
+u64 dynprobe_counter_sum(unsigned long __percpu *counter)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += *per_cpu_ptr(counter, cpu);
+	return sum;
+}
+
+void dynprobe_kvfree_rcu(void *ptr)
+{
+	kvfree_rcu_mightsleep(ptr);
+}
+
+void dynprobe_events_lock(void)
+{
+	mutex_lock(dynprobe_ksyms.event_mutex);
+}
+
+void dynprobe_events_unlock(void)
+{
+	mutex_unlock(dynprobe_ksyms.event_mutex);
+}

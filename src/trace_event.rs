@@ -1,0 +1,745 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The trace event of a dynprobe event: a dynamic `trace_event_call`
+//! registered with the tracing core, so that events/GRP/EVENT has enable,
+//! filter, format, trigger, hist and id like any event, and the probes
+//! that feed it.
+//!
+//! Locking: the tracing core calls [`event_reg`] with event_mutex held;
+//! dynprobe takes event_mutex ([`EventsLock`]) to add or remove a probe
+//! and to unlink events, so a probe list never changes under an enable.
+//! The control path (the registry lock, taken before event_mutex) is the
+//! only one that adds or removes probes. Probe handlers read the sink
+//! under RCU (they run with preemption disabled).
+
+use core::cell::UnsafeCell;
+use core::ffi::c_void;
+use core::fmt::{self, Write};
+use core::marker::{PhantomData, PhantomPinned};
+use core::mem::offset_of;
+use core::pin::Pin;
+use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+
+use kernel::ffi::{c_char, c_int};
+use kernel::prelude::*;
+use kernel::sync::Arc;
+use kernel::types::Opaque;
+
+use crate::event::{CompiledDef, VecWriter};
+use crate::lang::{DefView, Family, Field, Symbolizer, TRACE_ENTRY_SIZE};
+use crate::probe::Probe;
+use crate::sys::bindings as b;
+
+/// `TRACE_FUNCTION_TYPE`: a fields-array entry that calls `define_fields`.
+const TRACE_FUNCTION_TYPE: *const c_char = usize::MAX as *const c_char;
+
+/// event_mutex, held. Taken by [`EventsLock::lock`], or held by the
+/// tracing core around [`event_reg`].
+#[derive(Clone, Copy)]
+pub(crate) struct Held<'a>(PhantomData<&'a ()>);
+
+/// event_mutex, taken by dynprobe: around adding and removing a probe,
+/// and across a batch of event removals, so that their busy checks and
+/// the removals they allow see one state (enabling takes it too).
+pub(crate) struct EventsLock {
+    /// Empty the buffers that held records of removed events on unlock.
+    reset: bool,
+    /// Unlocked by the task that locked it.
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl EventsLock {
+    /// Takes event_mutex for a batch of event removals.
+    pub(crate) fn lock() -> Self {
+        Self::take(true)
+    }
+
+    /// Takes event_mutex to change one event's probes.
+    fn lock_probes() -> Self {
+        Self::take(false)
+    }
+
+    fn take(reset: bool) -> Self {
+        // SAFETY: plain mutex_lock() of event_mutex; released in `drop`.
+        unsafe { b::dynprobe_events_lock() };
+        EventsLock {
+            reset,
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Drop for EventsLock {
+    fn drop(&mut self) {
+        // SAFETY: the resolved-symbol table is set up at module init.
+        let ksyms = unsafe { &*core::ptr::addr_of!(b::dynprobe_ksyms) };
+        if self.reset && ksyms.have.tracing_reset_all_online_cpus {
+            // Records of removed events cannot be printed any more. The
+            // tracing core marked the buffers that held them; only those
+            // are emptied, so after a batch that removed nothing this
+            // changes nothing (the kernel's dyn_events_release_all calls
+            // it the same way). It wants event_mutex held.
+            // SAFETY: event_mutex is held; the stub checks the symbol.
+            unsafe { b::dynprobe_call_tracing_reset_all_online_cpus() };
+        }
+        // SAFETY: locked by `take()` in this task (the guard is not Send).
+        unsafe { b::dynprobe_events_unlock() };
+    }
+}
+
+/// What an event's fields and `cat trace` text come from: its first
+/// probe's definition, and the text of its format fields (the tracing core
+/// keeps pointers to type and name, so they live as long as the event).
+struct Shape {
+    def: Arc<CompiledDef>,
+    /// `type\0name\0` for each field, in `DefView::fields()` order.
+    field_text: KVec<u8>,
+}
+
+impl Shape {
+    fn new(def: Arc<CompiledDef>) -> Result<Self> {
+        let mut field_text = KVec::new();
+        for field in def.view().fields() {
+            let mut w = VecWriter(&mut field_text);
+            field.write_type(&mut w).map_err(|_| ENOMEM)?;
+            w.0.push(0, GFP_KERNEL)?;
+            w.0.extend_from_slice(field.name.as_bytes(), GFP_KERNEL)?;
+            w.0.push(0, GFP_KERNEL)?;
+        }
+        Ok(Shape { def, field_text })
+    }
+
+    /// Each field with its NUL-terminated type and name.
+    fn fields(&self) -> impl Iterator<Item = (Field<'_>, *const c_char, *const c_char)> + '_ {
+        let mut text = self.field_text.as_slice();
+        let view = self.def.view();
+        (0..view.nr_fields()).filter_map(move |i| {
+            let field = view.field(i)?;
+            let type_ptr = text.as_ptr().cast();
+            let type_len = text.iter().position(|&c| c == 0).unwrap_or(text.len());
+            text = text.get(type_len + 1..).unwrap_or(&[]);
+            let name_ptr = text.as_ptr().cast();
+            let name_len = text.iter().position(|&c| c == 0).unwrap_or(text.len());
+            text = text.get(name_len + 1..).unwrap_or(&[]);
+            Some((field, type_ptr, name_ptr))
+        })
+    }
+}
+
+/// The alignment that makes the tracing core's layout of a fields array
+/// (each field at its offset rounded up to its alignment) put a field
+/// ending at `end` next at `offset`, if there is one.
+fn align_reaching(end: u32, offset: u32) -> Option<u32> {
+    if offset == end {
+        return Some(1);
+    }
+    let align = 1u32.checked_shl(offset.trailing_zeros())?;
+    (offset > end && offset - align < end).then_some(align)
+}
+
+/// The event's fields array: each field the tracing core can lay out at
+/// its offset is an entry of its own, which carries its declared array
+/// length (`trace_define_field()` takes none); from the first that it
+/// cannot, `define_fields` defines the rest. Also returns that index.
+fn fields_array(shape: &Shape) -> Result<(KVec<b::trace_event_fields>, usize)> {
+    let view = shape.def.view();
+    let mut array = KVec::with_capacity(view.nr_fields() + 2, GFP_KERNEL)?;
+    let mut end = TRACE_ENTRY_SIZE;
+    let mut first_defined = view.nr_fields();
+    for (i, (field, type_ptr, name_ptr)) in shape.fields().enumerate() {
+        let Some(align) = align_reaching(end, field.offset) else {
+            first_defined = i;
+            break;
+        };
+        // SAFETY: an all-zero `trace_event_fields` is valid (null
+        // pointers, zero numbers).
+        let mut entry: b::trace_event_fields = unsafe { core::mem::zeroed() };
+        entry.type_ = type_ptr;
+        // SAFETY: writing the plain-field variant of the union.
+        let plain = unsafe { &mut entry.__bindgen_anon_1.__bindgen_anon_1 };
+        plain.name = name_ptr;
+        plain.size = field.size as c_int;
+        plain.align = align as c_int;
+        plain.set_is_signed(field.signed.into());
+        plain.filter_type = b::FILTER_OTHER as c_int;
+        plain.len = view.declared_len(&field) as c_int;
+        array.push(entry, GFP_KERNEL)?;
+        end = field.offset + field.size;
+    }
+    if first_defined < view.nr_fields() {
+        // SAFETY: as above.
+        let mut entry: b::trace_event_fields = unsafe { core::mem::zeroed() };
+        entry.type_ = TRACE_FUNCTION_TYPE;
+        entry.__bindgen_anon_1.define_fields = Some(define_fields);
+        array.push(entry, GFP_KERNEL)?;
+    }
+    // SAFETY: as above; a null type ends the array.
+    array.push(unsafe { core::mem::zeroed() }, GFP_KERNEL)?;
+    Ok((array, first_defined))
+}
+
+/// A dynprobe event's trace event and probes.
+///
+/// # Invariants
+///
+/// Once [`TraceEvent::create`] returns, the `trace_event_call` is
+/// registered with the tracing core and points into this pinned object
+/// (class, functions, fields array, `text`) until it is unlinked; the
+/// object is dropped only after that (or if it was never registered).
+/// `probes` changes only with event_mutex held, by the control path.
+pub(crate) struct TraceEvent {
+    call: Opaque<b::trace_event_call>,
+    class: Opaque<b::trace_event_class>,
+    funcs: Opaque<b::trace_event_functions>,
+    sink: Opaque<b::dynprobe_sink>,
+    /// `class.fields_array` points to its buffer; never changed.
+    fields: KVec<b::trace_event_fields>,
+    /// Fields from this index on are defined by [`define_fields`].
+    first_defined: usize,
+    /// `system\0name\0print fmt\0`, which the call and class point into.
+    text: KVec<u8>,
+    shape: Shape,
+    probes: UnsafeCell<KVec<Probe>>,
+    _pin: PhantomPinned,
+}
+
+// SAFETY: the kernel objects are changed under event_mutex (enable,
+// disable, probe changes) or by the tracing core's own locking; `probes`
+// as the type invariant says.
+unsafe impl Send for TraceEvent {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for TraceEvent {}
+
+/// Whether an event named `group/name` exists anywhere in tracefs.
+fn event_exists(group: *const c_char, name: *const c_char) -> bool {
+    // SAFETY: both are NUL-terminated; a null instance is the top one. The
+    // lookup takes event_mutex itself, so it must not be held here.
+    let file = unsafe { b::trace_get_event_file(core::ptr::null(), group, name) };
+    match kernel::error::from_err_ptr(file) {
+        Ok(file) => {
+            // SAFETY: a file reference `trace_get_event_file` gave.
+            unsafe { b::trace_put_event_file(file) };
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+impl TraceEvent {
+    /// Creates the event for `def` with its first (disarmed) probe, and
+    /// registers it with the tracing core.
+    pub(crate) fn create(def: Arc<CompiledDef>) -> Result<Pin<KBox<Self>>> {
+        let view = def.view();
+        let mut text = KVec::new();
+        let mut w = VecWriter(&mut text);
+        write!(w, "{}\0{}\0", view.group(), view.event()).map_err(|_| ENOMEM)?;
+        view.print_fmt(&mut w).map_err(|_| ENOMEM)?;
+        w.0.push(0, GFP_KERNEL)?;
+        let name_at = view.group().len() + 1;
+        let fmt_at = name_at + view.event().len() + 1;
+        let flags = b::TRACE_EVENT_FL_DYNAMIC
+            | if view.kind().family() == Family::Kprobe {
+                b::TRACE_EVENT_FL_KPROBE
+            } else {
+                b::TRACE_EVENT_FL_FPROBE
+            };
+        let shape = Shape::new(def.clone())?;
+        let (fields, first_defined) = fields_array(&shape)?;
+        let ev = KBox::pin(
+            TraceEvent {
+                call: Opaque::zeroed(),
+                class: Opaque::zeroed(),
+                funcs: Opaque::zeroed(),
+                sink: Opaque::zeroed(),
+                fields,
+                first_defined,
+                text,
+                shape,
+                probes: UnsafeCell::new(KVec::new()),
+                _pin: PhantomPinned,
+            },
+            GFP_KERNEL,
+        )?;
+        let (call, class, funcs) = (ev.call.get(), ev.class.get(), ev.funcs.get());
+        let base = ev.text.as_ptr().cast::<c_char>();
+        // SAFETY: `ev` is pinned and not shared yet; the pointers stored
+        // are to its own pinned fields and to buffers it owns, which live
+        // as long as the registration (type invariant). `text` holds
+        // NUL-terminated strings at those offsets.
+        unsafe {
+            (*class).system = base;
+            (*class).fields_array = ev.fields.as_ptr().cast_mut();
+            (*class).reg = Some(event_reg);
+            let fields_head = core::ptr::addr_of_mut!((*class).fields);
+            (*fields_head).next = fields_head;
+            (*fields_head).prev = fields_head;
+            (*funcs).trace = Some(event_print);
+            (*call).class = class;
+            (*call).__bindgen_anon_1.name = base.add(name_at);
+            (*call).print_fmt = base.add(fmt_at).cast_mut();
+            (*call).event.funcs = funcs;
+            (*call).flags = flags as c_int;
+            (*ev.sink.get()).call = call;
+        }
+        if event_exists(base, base.wrapping_add(name_at)) {
+            return Err(EEXIST);
+        }
+        // SAFETY: the sink is part of `ev`, which outlives its probes
+        // (they go first in `drop`).
+        let probe = unsafe { Probe::new(ev.sink.get(), def) }?;
+        // SAFETY: not registered yet, so nothing else sees `probes`.
+        unsafe { (*ev.probes.get()).push(probe, GFP_KERNEL) }?;
+        let _lock = EventsLock::lock_probes();
+        // SAFETY: `call` is fully set up; event_mutex is held, as adding
+        // an event call wants. On failure nothing stays registered.
+        unsafe {
+            if b::register_trace_event(core::ptr::addr_of_mut!((*call).event)) == 0 {
+                return Err(ENODEV);
+            }
+            let ret = b::trace_add_event_call(call);
+            if ret != 0 {
+                b::unregister_trace_event(core::ptr::addr_of_mut!((*call).event));
+                return Err(Error::from_errno(ret));
+            }
+        }
+        Ok(ev)
+    }
+
+    /// The event that owns `call`.
+    ///
+    /// # Safety
+    ///
+    /// `call` is the call of a live `TraceEvent`.
+    unsafe fn from_call<'a>(call: *mut b::trace_event_call) -> &'a Self {
+        // SAFETY: per the contract, `call` is the `call` field of a live
+        // `TraceEvent` (`Opaque` is transparent).
+        unsafe {
+            &*call
+                .cast::<u8>()
+                .sub(offset_of!(TraceEvent, call))
+                .cast::<Self>()
+        }
+    }
+
+    fn flags(&self) -> &AtomicU32 {
+        // SAFETY: `flags` is a naturally aligned u32 in the pinned sink,
+        // read by the C hit path with READ_ONCE.
+        unsafe { AtomicU32::from_ptr(core::ptr::addr_of_mut!((*self.sink.get()).flags)) }
+    }
+
+    fn files_ptr(&self) -> &AtomicPtr<b::dynprobe_files> {
+        // SAFETY: `files` is an aligned pointer in the pinned sink, read
+        // by the C hit path with rcu_dereference.
+        unsafe { AtomicPtr::from_ptr(core::ptr::addr_of_mut!((*self.sink.get()).files)) }
+    }
+
+    /// The trace instances the event is enabled in.
+    fn files(&self, _held: Held<'_>) -> &[*mut b::trace_event_file] {
+        let set = self.files_ptr().load(Ordering::Relaxed).cast::<usize>();
+        if set.is_null() {
+            return &[];
+        }
+        // SAFETY: a set is `nr` followed by `nr` file pointers (`FileSet`)
+        // and changes only under event_mutex, held here.
+        unsafe { core::slice::from_raw_parts(set.add(1).cast(), *set) }
+    }
+
+    /// Publishes `files` as the event's set of instances (`None`: empty),
+    /// and frees the old set once no hit can be using it.
+    fn publish_files(&self, files: Option<KVec<usize>>, _held: Held<'_>) {
+        let new = files.map_or(core::ptr::null_mut(), |v| v.into_raw_parts().0.cast());
+        let old = self.files_ptr().swap(new, Ordering::Release);
+        if !old.is_null() {
+            // SAFETY: `old` came from a `KVec` (kmalloc); no new hit can
+            // see it, and running ones are done after a grace period.
+            unsafe { b::dynprobe_kvfree_rcu(old.cast()) };
+        }
+    }
+
+    /// A new set of instances: the current one with `add` and without
+    /// `remove`.
+    fn files_edited(
+        &self,
+        add: Option<*mut b::trace_event_file>,
+        remove: Option<*mut b::trace_event_file>,
+        held: Held<'_>,
+    ) -> Result<Option<KVec<usize>>> {
+        let current = self.files(held);
+        let mut set = KVec::with_capacity(current.len() + 2, GFP_KERNEL)?;
+        set.push(0, GFP_KERNEL)?;
+        for &file in current.iter().filter(|&&f| Some(f) != remove) {
+            set.push(file as usize, GFP_KERNEL)?;
+        }
+        if let Some(file) = add {
+            set.push(file as usize, GFP_KERNEL)?;
+        }
+        let nr = set.len() - 1;
+        set[0] = nr;
+        Ok((nr > 0).then_some(set))
+    }
+
+    /// Enables the event in trace instance `file`, or for perf (`None`).
+    /// Enabling takes a module reference, so that rmmod is refused while
+    /// an event is enabled.
+    fn enable(&self, file: Option<*mut b::trace_event_file>, held: Held<'_>) -> Result {
+        let was_enabled = self.flags().load(Ordering::Relaxed) != 0;
+        // SAFETY: `THIS_MODULE` is this module; a reference is taken or
+        // the call fails.
+        if !unsafe { b::try_module_get(crate::THIS_MODULE.as_ptr().cast()) } {
+            return Err(ENODEV);
+        }
+        let set = match file
+            .map(|f| self.files_edited(Some(f), None, held))
+            .transpose()
+        {
+            Ok(set) => set,
+            Err(e) => {
+                self.module_put();
+                return Err(e);
+            }
+        };
+        let bit = match set {
+            Some(set) => {
+                self.publish_files(set, held);
+                b::DYNPROBE_SINK_TRACE
+            }
+            None => b::DYNPROBE_SINK_PERF,
+        };
+        self.flags().fetch_or(bit, Ordering::Release);
+        if was_enabled {
+            return Ok(());
+        }
+        if let Err(e) = self.arm_all(held) {
+            self.drop_target(file, held);
+            self.module_put();
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Disables the event in trace instance `file`, or for perf (`None`).
+    fn disable(&self, file: Option<*mut b::trace_event_file>, held: Held<'_>) -> Result {
+        if let Some(file) = file {
+            if !self.files(held).contains(&file) {
+                return Err(ENOENT);
+            }
+        }
+        self.drop_target(file, held);
+        if self.flags().load(Ordering::Relaxed) == 0 {
+            // SAFETY: event_mutex is held (`held`).
+            for probe in unsafe { self.probes_locked(held) } {
+                probe.disarm();
+            }
+        }
+        self.module_put();
+        Ok(())
+    }
+
+    /// Stops writing to `file` (or to perf).
+    fn drop_target(&self, file: Option<*mut b::trace_event_file>, held: Held<'_>) {
+        let Some(file) = file else {
+            self.flags()
+                .fetch_and(!b::DYNPROBE_SINK_PERF, Ordering::Release);
+            return;
+        };
+        match self.files_edited(None, Some(file), held) {
+            Ok(set) => {
+                if set.is_none() {
+                    self.flags()
+                        .fetch_and(!b::DYNPROBE_SINK_TRACE, Ordering::Release);
+                }
+                self.publish_files(set, held);
+            }
+            Err(_) => self.remove_file_in_place(file, held),
+        }
+    }
+
+    /// Takes `file` out of the published set without allocating (when a
+    /// new set cannot be had): the last entry moves into its slot, then
+    /// the count drops, so a hit running meanwhile may write one record
+    /// into that last instance twice, but never reads a freed slot.
+    fn remove_file_in_place(&self, file: *mut b::trace_event_file, held: Held<'_>) {
+        let files = self.files(held);
+        let Some(i) = files.iter().position(|&f| f == file) else {
+            return;
+        };
+        let nr = files.len();
+        let set = self.files_ptr().load(Ordering::Relaxed).cast::<usize>();
+        // SAFETY: `set` is the published set of `nr` files; both slots
+        // are inside it; event_mutex (`held`) excludes other writers.
+        unsafe {
+            let slots = set.add(1);
+            AtomicPtr::from_ptr(slots.add(i).cast::<*mut u8>())
+                .store(*slots.add(nr - 1) as *mut u8, Ordering::Release);
+            AtomicPtr::from_ptr(set.cast::<*mut u8>())
+                .store((nr - 1) as *mut u8, Ordering::Release);
+        }
+        if nr == 1 {
+            self.flags()
+                .fetch_and(!b::DYNPROBE_SINK_TRACE, Ordering::Release);
+        }
+    }
+
+    fn module_put(&self) {
+        // SAFETY: drops the reference `enable` took.
+        unsafe { b::module_put(crate::THIS_MODULE.as_ptr().cast()) };
+    }
+
+    fn arm_all(&self, held: Held<'_>) -> Result {
+        // SAFETY: event_mutex is held (`held`).
+        let probes = unsafe { self.probes_locked(held) };
+        for (i, probe) in probes.iter().enumerate() {
+            if let Err(e) = probe.arm() {
+                for armed in probes.iter().take(i).rev() {
+                    armed.disarm();
+                }
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// The probes, with event_mutex held.
+    ///
+    /// # Safety
+    ///
+    /// `held` is for real: the reg callback gets it from the tracing core.
+    unsafe fn probes_locked(&self, _held: Held<'_>) -> &[Probe] {
+        // SAFETY: `probes` changes only with event_mutex held (type
+        // invariant), which the caller holds.
+        unsafe { &*self.probes.get() }
+    }
+
+    /// The probes, for the control path.
+    ///
+    /// # Safety
+    ///
+    /// The caller is the control path, so no probe is added or removed
+    /// while the slice lives (only the control path does that).
+    pub(crate) unsafe fn probes(&self) -> &[Probe] {
+        // SAFETY: per the contract, nothing changes `probes` meanwhile;
+        // the reg callback only reads it.
+        unsafe { &*self.probes.get() }
+    }
+
+    /// Adds a probe for `def` (same argument types), armed at once if the
+    /// event is enabled.
+    ///
+    /// # Safety
+    ///
+    /// The caller is the control path and holds no slice of `probes()`.
+    pub(crate) unsafe fn add_probe(&self, def: Arc<CompiledDef>) -> Result {
+        // SAFETY: the sink is part of `self`, which outlives its probes.
+        let probe = unsafe { Probe::new(self.sink.get(), def) }?;
+        let lock = EventsLock::lock_probes();
+        // SAFETY: event_mutex is held and the caller is the control path,
+        // so nothing else reads or changes `probes` meanwhile.
+        let probes = unsafe { &mut *self.probes.get() };
+        probes.reserve(1, GFP_KERNEL)?;
+        if self.flags().load(Ordering::Relaxed) != 0 {
+            probe.arm()?;
+        }
+        probes.push(probe, GFP_KERNEL)?;
+        drop(lock);
+        Ok(())
+    }
+
+    /// Takes out the probe at position `i` (not the last one); the caller
+    /// drops it (tearing it down) after event_mutex is released.
+    ///
+    /// # Safety
+    ///
+    /// As for [`TraceEvent::add_probe`].
+    pub(crate) unsafe fn take_probe(&self, i: usize) -> Result<Probe> {
+        let _lock = EventsLock::lock_probes();
+        if self.busy() {
+            return Err(EBUSY);
+        }
+        // SAFETY: as in `add_probe`.
+        let probes = unsafe { &mut *self.probes.get() };
+        if probes.len() <= 1 {
+            // The last probe goes with its event.
+            return Err(EINVAL);
+        }
+        probes.remove(i).map_err(|_| EINVAL)
+    }
+
+    /// The definition the event's fields and text come from.
+    pub(crate) fn def(&self) -> DefView<'_> {
+        self.shape.def.view()
+    }
+
+    /// Enabled somewhere, or referenced (perf, hist triggers).
+    pub(crate) fn busy(&self) -> bool {
+        // SAFETY: `refcnt` is the dynamic event's reference count (the
+        // flags say it is dynamic), an aligned atomic int in the pinned
+        // call; trace_event_dyn_busy() is not exported and reads the same.
+        let refs = unsafe {
+            let counter =
+                core::ptr::addr_of_mut!((*self.call.get()).__bindgen_anon_2.refcnt.counter);
+            core::sync::atomic::AtomicI32::from_ptr(counter).load(Ordering::Relaxed)
+        };
+        self.flags().load(Ordering::Relaxed) != 0 || refs != 0
+    }
+
+    /// Takes the event out of tracefs, or answers `EBUSY` (nothing
+    /// changed) while it is enabled or referenced. Its probes go when it
+    /// is dropped.
+    pub(crate) fn unlink(&self, _lock: &EventsLock) -> Result {
+        // trace_remove_event_call() only refuses enabled events; hist
+        // triggers and perf hold the dynamic reference count instead.
+        if self.busy() {
+            return Err(EBUSY);
+        }
+        // SAFETY: the call is registered (type invariant) and event_mutex
+        // is held (`_lock`).
+        kernel::error::to_result(unsafe { b::trace_remove_event_call(self.call.get()) })
+    }
+}
+
+impl Drop for TraceEvent {
+    fn drop(&mut self) {
+        // Each teardown returns once no handler of the probe runs.
+        self.probes.get_mut().clear();
+        let set = self.files_ptr().load(Ordering::Relaxed);
+        if !set.is_null() {
+            // SAFETY: no probe is left to read it; it came from a `KVec`.
+            unsafe { b::dynprobe_kvfree_rcu(set.cast()) };
+        }
+    }
+}
+
+/// `reg` of the event's class: enabling and disabling.
+///
+/// # Safety
+///
+/// Called by the tracing core, with event_mutex held, for a live event.
+unsafe extern "C" fn event_reg(
+    call: *mut b::trace_event_call,
+    ty: b::trace_reg,
+    data: *mut c_void,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let ev = unsafe { TraceEvent::from_call(call) };
+    let held = Held(PhantomData);
+    let file = data.cast::<b::trace_event_file>();
+    let ret = match ty {
+        b::trace_reg_TRACE_REG_REGISTER => ev.enable(Some(file), held),
+        b::trace_reg_TRACE_REG_UNREGISTER => ev.disable(Some(file), held),
+        b::trace_reg_TRACE_REG_PERF_REGISTER => ev.enable(None, held),
+        b::trace_reg_TRACE_REG_PERF_UNREGISTER => ev.disable(None, held),
+        _ => Ok(()),
+    };
+    match ret {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Defines the fields the fields array could not lay out.
+///
+/// # Safety
+///
+/// Called by the tracing core for a live event's call.
+unsafe extern "C" fn define_fields(call: *mut b::trace_event_call) -> c_int {
+    // SAFETY: per the function's contract.
+    let ev = unsafe { TraceEvent::from_call(call) };
+    for (field, type_ptr, name_ptr) in ev.shape.fields().skip(ev.first_defined) {
+        // SAFETY: both strings are NUL-terminated in the shape, which
+        // lives as long as the event.
+        let ret = unsafe {
+            b::trace_define_field(
+                call,
+                type_ptr,
+                name_ptr,
+                field.offset as c_int,
+                field.size as c_int,
+                field.signed.into(),
+                b::FILTER_OTHER as c_int,
+            )
+        };
+        if ret != 0 {
+            return ret;
+        }
+    }
+    0
+}
+
+/// `trace_seq` as a `fmt::Write` target.
+struct SeqWriter(*mut b::trace_seq);
+
+impl SeqWriter {
+    fn put(&mut self, bytes: &[u8]) {
+        // SAFETY: the seq pointer is valid during the print callback.
+        unsafe { b::trace_seq_putmem(self.0, bytes.as_ptr().cast(), bytes.len() as _) };
+    }
+}
+
+impl Write for SeqWriter {
+    /// The definition language prints recorded bytes that are not ASCII
+    /// as the characters U+0080..U+00FF of the same value; they go out as
+    /// those bytes again, so `cat trace` shows what was recorded, as the
+    /// kernel's probe events do.
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        if s.is_ascii() {
+            self.put(s.as_bytes());
+            return Ok(());
+        }
+        for c in s.chars() {
+            match u8::try_from(u32::from(c)) {
+                Ok(byte) => self.put(&[byte]),
+                Err(_) => self.put(c.encode_utf8(&mut [0; 4]).as_bytes()),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `%pS`/`%ps` through `sprint_symbol`.
+struct KernelSymbols;
+
+impl Symbolizer for KernelSymbols {
+    fn write_symbol(&mut self, w: &mut dyn Write, addr: u64, with_offset: bool) -> fmt::Result {
+        let mut buf = [0u8; 600];
+        // SAFETY: `buf` is valid for its length.
+        let n = unsafe {
+            b::dynprobe_sprint_symbol(buf.as_mut_ptr(), buf.len(), addr as usize, with_offset)
+        };
+        let text = buf.get(..n).unwrap_or(&[]);
+        w.write_str(core::str::from_utf8(text).unwrap_or("?"))
+    }
+}
+
+/// The event's `trace` output function: a record as `cat trace` shows it.
+///
+/// # Safety
+///
+/// Called by the tracing core with a live iterator whose entry is a record
+/// of the live event `event` belongs to.
+unsafe extern "C" fn event_print(
+    iter: *mut b::trace_iterator,
+    _flags: c_int,
+    event: *mut b::trace_event,
+) -> b::print_line_t {
+    // SAFETY: `event` is the `event` field of a live event's call.
+    let ev = unsafe {
+        let call = event
+            .cast::<u8>()
+            .sub(offset_of!(b::trace_event_call, event));
+        TraceEvent::from_call(call.cast())
+    };
+    // SAFETY: per the function's contract, the iterator's entry is valid
+    // for `ent_size` bytes and its seq is ours to write during the call.
+    let (seq, rec) = unsafe {
+        let len = usize::try_from((*iter).ent_size).unwrap_or(0);
+        (
+            core::ptr::addr_of_mut!((*iter).seq),
+            core::slice::from_raw_parts((*iter).ent.cast::<u8>(), len),
+        )
+    };
+    let mut w = SeqWriter(seq);
+    let _ = ev.def().print_event(rec, &mut KernelSymbols, &mut w);
+    let _ = w.write_char('\n');
+    // SAFETY: `seq` is valid during the call.
+    unsafe { b::trace_handle_return(seq) }
+}
