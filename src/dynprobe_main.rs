@@ -19,6 +19,7 @@ pub mod lang;
 mod printk;
 mod readme;
 mod resolve;
+mod synth;
 mod sys;
 mod tracefs;
 

@@ -17,6 +17,7 @@ enum dynprobe_file {
 	DYNPROBE_FILE_DYNAMIC_EVENTS,
 	DYNPROBE_FILE_KPROBE_PROFILE,
 	DYNPROBE_FILE_README,
+	DYNPROBE_FILE_SYNTHETIC_EVENTS,
 	DYNPROBE_NR_FILES,
 };
 
@@ -165,5 +166,7 @@ int dynprobe_rs_define_fields(const void *shape,
 			      struct trace_event_call *call);
 void dynprobe_rs_print(const void *shape, struct trace_seq *s,
 		       const u8 *entry, size_t len);
+
+#include "dynprobe/synth.h"
 
 #endif /* DYNPROBE_SHIM_H */

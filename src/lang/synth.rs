@@ -467,6 +467,15 @@ impl<'l> SynthDef<'l> {
         self.name
     }
 
+    /// The kernel's refusal of the definition, written as `line`, when
+    /// its name is taken: `Event already exists`, under the name.
+    pub fn exists_error(&self, line: &[u8]) -> ParseError {
+        let cmd = Command {
+            raw: synth_command_text(line),
+        };
+        synth_error(ErrorCode::SynthEventExists, cmd.errpos(self.name), errno::EEXIST)
+    }
+
     /// The fields, in order.
     pub fn fields(&self) -> impl Iterator<Item = SynthField<'l>> + Clone {
         Fields::new(self.fields)
