@@ -44,15 +44,17 @@ fn c_string(parts: &[&[u8]]) -> Result<KVec<u8>> {
 fn kernel_print_fmt(name: &[u8]) -> Result<Option<KVec<u8>>> {
     // SAFETY: `name` is NUL-terminated; a zero-length buffer is not
     // written to.
-    let len = unsafe { b::dynprobe_synth_print_fmt(name.as_ptr().cast(), core::ptr::null_mut(), 0) };
+    let len =
+        unsafe { b::dynprobe_synth_print_fmt(name.as_ptr().cast(), core::ptr::null_mut(), 0) };
     if len == ENOENT.to_errno() {
         return Ok(None);
     }
     let len = usize::try_from(len).map_err(|_| Error::from_errno(len))?;
     let mut buf = KVec::from_elem(0u8, len + 1, GFP_KERNEL)?;
     // SAFETY: `buf` has room for `len + 1` bytes, the length given.
-    let again =
-        unsafe { b::dynprobe_synth_print_fmt(name.as_ptr().cast(), buf.as_mut_ptr().cast(), buf.len()) };
+    let again = unsafe {
+        b::dynprobe_synth_print_fmt(name.as_ptr().cast(), buf.as_mut_ptr().cast(), buf.len())
+    };
     if again == ENOENT.to_errno() {
         return Ok(None);
     }
@@ -173,12 +175,20 @@ impl SynthEvents {
     pub(crate) fn define(&mut self, def: &SynthDef<'_>, line: &[u8]) -> Result<(), SynthRefusal> {
         self.prune();
         let name = c_string(&[def.name()]).map_err(SynthRefusal::Errno)?;
-        self.events.reserve(1, GFP_KERNEL).map_err(|_| SynthRefusal::Errno(ENOMEM))?;
-        if kernel_print_fmt(&name).map_err(SynthRefusal::Errno)?.is_some() {
+        self.events
+            .reserve(1, GFP_KERNEL)
+            .map_err(|_| SynthRefusal::Errno(ENOMEM))?;
+        if kernel_print_fmt(&name)
+            .map_err(SynthRefusal::Errno)?
+            .is_some()
+        {
             return Err(SynthRefusal::Logged(def.exists_error(line)));
         }
         match SynthEvent::create(def) {
-            Ok(ev) => self.events.push(ev, GFP_KERNEL).map_err(|_| SynthRefusal::Errno(ENOMEM)),
+            Ok(ev) => self
+                .events
+                .push(ev, GFP_KERNEL)
+                .map_err(|_| SynthRefusal::Errno(ENOMEM)),
             Err(e) if e == EEXIST => Err(SynthRefusal::Logged(def.exists_error(line))),
             Err(e) => Err(SynthRefusal::Errno(e)),
         }

@@ -473,7 +473,11 @@ impl<'l> SynthDef<'l> {
         let cmd = Command {
             raw: synth_command_text(line),
         };
-        synth_error(ErrorCode::SynthEventExists, cmd.errpos(self.name), errno::EEXIST)
+        synth_error(
+            ErrorCode::SynthEventExists,
+            cmd.errpos(self.name),
+            errno::EEXIST,
+        )
     }
 
     /// The fields, in order.
