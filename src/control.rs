@@ -12,9 +12,13 @@ use kernel::sync::{global_lock, Arc};
 
 use crate::error_log;
 use crate::event::{compile, new_definition, CompiledDef, Event, EventsLock, VecWriter};
-use crate::lang::{self, Command, Control, Cut, Definition, JoinRefusal, ParseError, ProbeKind};
+use crate::lang::{
+    self, Command, Control, Cut, Definition, JoinRefusal, ParseError, ProbeKind, SynthCommand,
+    SynthSource,
+};
 use crate::readme::README;
 use crate::resolve::{self, KernelResolver};
+use crate::synth::{SynthEvents, SynthRefusal};
 use crate::sys::{bindings as b, dynprobe_file};
 
 /// Every definition, in creation order, and the workspace lines are
@@ -24,6 +28,8 @@ use crate::sys::{bindings as b, dynprobe_file};
 struct Registry {
     events: KVec<Event>,
     workspace: Option<KVBox<Definition>>,
+    /// Synthetic events (`synthetic_events`, and `s:` in `dynamic_events`).
+    synth: SynthEvents,
 }
 
 impl Registry {
@@ -31,6 +37,7 @@ impl Registry {
         Registry {
             events: KVec::new(),
             workspace: None,
+            synth: SynthEvents::new(),
         }
     }
 }
@@ -51,6 +58,7 @@ pub(crate) fn init() {
 /// gone. Enabled events hold a module reference, so none is enabled here.
 pub(crate) fn exit() {
     let mut registry = REGISTRY.lock();
+    registry.synth.exit();
     while registry.events.pop().is_some() {}
     // A static is never dropped: its buffers are freed here or never.
     registry.events = KVec::new();
@@ -79,12 +87,15 @@ fn control_of(file: dynprobe_file) -> Option<Control> {
 /// A snapshot of a file's contents, owned by an open file.
 pub(crate) type Snapshot = KVec<u8>;
 
-fn render(file: dynprobe_file, registry: &Registry) -> Result<Snapshot> {
+fn render(file: dynprobe_file, registry: &mut Registry) -> Result<Snapshot> {
     let mut out = KVec::new();
     let mut w = VecWriter(&mut out);
     match file {
         b::dynprobe_file_DYNPROBE_FILE_README => {
             w.0.extend_from_slice(README.as_bytes(), GFP_KERNEL)?;
+        }
+        b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS => {
+            registry.synth.render(w.0, false)?;
         }
         b::dynprobe_file_DYNPROBE_FILE_KPROBE_PROFILE => {
             for ev in registry.events.iter().filter(|e| owns(file, e.def().kind())) {
@@ -100,6 +111,9 @@ fn render(file: dynprobe_file, registry: &Registry) -> Result<Snapshot> {
                     def.canonical(&mut w).map_err(|_| ENOMEM)?;
                     w.write_char('\n').map_err(|_| ENOMEM)?;
                 }
+            }
+            if file == b::dynprobe_file_DYNPROBE_FILE_DYNAMIC_EVENTS {
+                registry.synth.render(w.0, true)?;
             }
         }
     }
@@ -149,17 +163,27 @@ pub(crate) fn open(
     read: bool,
 ) -> Result<Option<KBox<Snapshot>>> {
     let mut registry = REGISTRY.lock();
-    if truncate && control_of(file).is_some() {
+    if truncate && file == b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS {
+        registry.synth.clear()?;
+    } else if truncate && file == b::dynprobe_file_DYNPROBE_FILE_DYNAMIC_EVENTS {
+        // All or nothing across both kinds: the synthetic events come
+        // back if a probe event turns out to be busy.
+        let cleared = registry.synth.clear()?;
+        if let Err(e) = clear(file, &mut registry) {
+            registry.synth.restore(cleared);
+            return Err(e);
+        }
+    } else if truncate && control_of(file).is_some() {
         clear(file, &mut registry)?;
     }
     if !read {
         return Ok(None);
     }
-    Ok(Some(KBox::new(render(file, &registry)?, GFP_KERNEL)?))
+    Ok(Some(KBox::new(render(file, &mut registry)?, GFP_KERNEL)?))
 }
 
 /// Reports a rejected line in error_log and turns it into an errno.
-fn reject(e: &ParseError, line: &[u8]) -> Error {
+pub(crate) fn reject(e: &ParseError, line: &[u8]) -> Error {
     if e.logged {
         let mut cmd = KVec::new();
         if lang::write_command(e, line, &mut VecWriter(&mut cmd)).is_ok()
@@ -216,10 +240,33 @@ fn remove(
         }
         i += 1;
     }
+    // dynamic_events also removes a synthetic event of that name.
+    let synthetic = group.is_none_or(|g| g == lang::SYNTH_SYSTEM);
+    if control_of(file) == Some(Control::DynamicEvents)
+        && synthetic
+        && registry.synth.owns(event.as_bytes())
+    {
+        registry.synth.remove(event.as_bytes())?;
+        found = true;
+    }
     if found {
         Ok(())
     } else {
         Err(ENOENT)
+    }
+}
+
+/// A line of `synthetic_events`, or an `s:` line of `dynamic_events`.
+fn synth_command(registry: &mut Registry, source: SynthSource, line: &[u8]) -> Result {
+    match lang::parse_synth(source, line) {
+        Ok(SynthCommand::Nothing) => Ok(()),
+        Ok(SynthCommand::Remove { name }) => registry.synth.remove(name),
+        Ok(SynthCommand::Define(def)) => match registry.synth.define(&def, line) {
+            Ok(()) => Ok(()),
+            Err(SynthRefusal::Logged(e)) => Err(reject(&e, line)),
+            Err(SynthRefusal::Errno(e)) => Err(e),
+        },
+        Err(ref e) => Err(reject(e, line)),
     }
 }
 
@@ -289,9 +336,15 @@ fn append(ev: &mut Event, def: Arc<CompiledDef>, line: &[u8]) -> Result {
 }
 
 fn command(file: dynprobe_file, line: &[u8]) -> Result {
+    if file == b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS {
+        return synth_command(&mut REGISTRY.lock(), SynthSource::SyntheticEvents, line);
+    }
     let Some(control) = control_of(file) else {
         return Err(EPERM);
     };
+    if control == Control::DynamicEvents && lang::is_synth_line(line) {
+        return synth_command(&mut REGISTRY.lock(), SynthSource::DynamicEvents, line);
+    }
     let mut registry = REGISTRY.lock();
     resolve::btf_init();
     let mut def = match registry.workspace.take() {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! tracefs `dynprobe/`: the directory, its five files and how their
+//! tracefs `dynprobe/`: the directory, its six files and how their
 //! `open()` and `write()` reach the control files' behaviour
 //! (src/control.rs).
 
@@ -34,6 +34,11 @@ const FILES: [(dynprobe_file, &CStr, u16); b::dynprobe_file_DYNPROBE_NR_FILES as
         0o440,
     ),
     (b::dynprobe_file_DYNPROBE_FILE_README, c"README", 0o440),
+    (
+        b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS,
+        c"synthetic_events",
+        0o640,
+    ),
 ];
 
 /// The longest line a control file takes, as the kernel's probe event

@@ -20,6 +20,7 @@ mod printk;
 mod probe;
 mod readme;
 mod resolve;
+mod synth;
 mod sys;
 mod trace_event;
 mod tracefs;

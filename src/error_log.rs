@@ -26,7 +26,7 @@ use crate::lang::{ErrorCode, Subsystem};
 use crate::sys::bindings as sys;
 
 /// How many own messages the table holds; more are not logged.
-const OWN_MESSAGES_MAX: usize = 16;
+const OWN_MESSAGES_MAX: usize = 32;
 
 type MessageTable = [*const c_char; OWN_MESSAGES_MAX];
 

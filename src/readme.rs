@@ -28,6 +28,7 @@ lists them. Errors are reported in the tracing error_log.
 \t           r[maxactive][:[<group>/][<event>]] <place> [<args>]
 \t           f[:[<group>/][<event>]] <func-name>[%return] [<args>]
 \t           t[:[<group>/][<event>]] <tracepoint> [<args>]
+\t           s:[synthetic/]<event> <field> [<field>]
 \t           -:[<group>/][<event>]
 \t    place: [<module>:]<symbol>[+<offset>]|<memaddr>
   place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>
@@ -41,4 +42,7 @@ lists them. Errors are reported in the tracing error_log.
 \t           b<bit-width>@<bit-offset>/<container-size>, ustring,
 \t           symstr, %pd/%pD, <type>\\[<array-size>\\]
   kprobe_profile\t- Hits and misses of each kprobe_events event
+  synthetic_events\t- Create/append/remove/show synthetic events
+\t  Write into this file to define/undefine new synthetic events.
+\t     example: echo 'myevent u64 lat; char name[]; long[] stack' >> synthetic_events
 ";

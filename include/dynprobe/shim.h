@@ -17,6 +17,7 @@ enum dynprobe_file {
 	DYNPROBE_FILE_DYNAMIC_EVENTS,
 	DYNPROBE_FILE_KPROBE_PROFILE,
 	DYNPROBE_FILE_README,
+	DYNPROBE_FILE_SYNTHETIC_EVENTS,
 	DYNPROBE_NR_FILES,
 };
 
@@ -195,5 +196,7 @@ size_t dynprobe_rs_record(const void *def, struct pt_regs *regs,
 			  unsigned long ip1, unsigned long ip2);
 void dynprobe_rs_store_entry(const void *def, struct pt_regs *regs,
 			     unsigned long *entry_data);
+
+#include "dynprobe/synth.h"
 
 #endif /* DYNPROBE_SHIM_H */

@@ -195,6 +195,26 @@ pub enum ErrorCode {
     FeParamElsewhere,
     /// `No matching dynamic event type` (dynprobe)
     NoMatchingType,
+    /// `Illegal name` (`SYNTH_ERR_BAD_NAME`)
+    SynthBadName,
+    /// `Command must be of the form: <name> field[;field] ...`
+    /// (`SYNTH_ERR_INVALID_CMD`)
+    SynthInvalidCmd,
+    /// `Command must be of the form: s or -:[synthetic/]<name> field[;field] ...`
+    /// (`SYNTH_ERR_INVALID_DYN_CMD`)
+    SynthInvalidDynCmd,
+    /// `Event already exists` (`SYNTH_ERR_EVENT_EXISTS`)
+    SynthEventExists,
+    /// `Too many fields` (`SYNTH_ERR_TOO_MANY_FIELDS`)
+    SynthTooManyFields,
+    /// `Incomplete type` (`SYNTH_ERR_INCOMPLETE_TYPE`)
+    SynthIncompleteType,
+    /// `Invalid type` (`SYNTH_ERR_INVALID_TYPE`)
+    SynthInvalidType,
+    /// `Invalid field` (`SYNTH_ERR_INVALID_FIELD`)
+    SynthInvalidField,
+    /// `Invalid array specification` (`SYNTH_ERR_INVALID_ARRAY_SPEC`)
+    SynthInvalidArraySpec,
 }
 
 /// The kernel's codes in the order of its `trace_probe_err_text` table:
@@ -285,8 +305,11 @@ const KERNEL_CODES: [ErrorCode; ErrorCode::FIRST_OWN as usize] = [
     ErrorCode::TypecastNotEvent,
 ];
 
-/// dynprobe's own codes, which have no text in the kernel's message table.
-const OWN_CODES: [ErrorCode; 9] = [
+/// dynprobe's own codes, which have no text in the kernel's probe message
+/// table: the function event syntax's, and the synthetic event parser's
+/// (whose kernel table, in `trace_events_synth.c`, is not reachable from a
+/// module: its texts are copied here).
+const OWN_CODES: [ErrorCode; 18] = [
     ErrorCode::FeNoOpenParen,
     ErrorCode::FeNoCloseParen,
     ErrorCode::FeTrailing,
@@ -296,6 +319,15 @@ const OWN_CODES: [ErrorCode; 9] = [
     ErrorCode::FeBadUnsigned,
     ErrorCode::FeParamElsewhere,
     ErrorCode::NoMatchingType,
+    ErrorCode::SynthBadName,
+    ErrorCode::SynthInvalidCmd,
+    ErrorCode::SynthInvalidDynCmd,
+    ErrorCode::SynthEventExists,
+    ErrorCode::SynthTooManyFields,
+    ErrorCode::SynthIncompleteType,
+    ErrorCode::SynthInvalidType,
+    ErrorCode::SynthInvalidField,
+    ErrorCode::SynthInvalidArraySpec,
 ];
 
 impl ErrorCode {
@@ -435,6 +467,17 @@ impl ErrorCode {
                 "Name of another parameter: arguments are positional (NULL skips one)"
             }
             ErrorCode::NoMatchingType => "No matching dynamic event type",
+            ErrorCode::SynthBadName => "Illegal name",
+            ErrorCode::SynthInvalidCmd => "Command must be of the form: <name> field[;field] ...",
+            ErrorCode::SynthInvalidDynCmd => {
+                "Command must be of the form: s or -:[synthetic/]<name> field[;field] ..."
+            }
+            ErrorCode::SynthEventExists => "Event already exists",
+            ErrorCode::SynthTooManyFields => "Too many fields",
+            ErrorCode::SynthIncompleteType => "Incomplete type",
+            ErrorCode::SynthInvalidType => "Invalid type",
+            ErrorCode::SynthInvalidField => "Invalid field",
+            ErrorCode::SynthInvalidArraySpec => "Invalid array specification",
         }
     }
 
@@ -532,6 +575,15 @@ impl ErrorCode {
             ErrorCode::FeBadUnsigned => "FE_BAD_UNSIGNED",
             ErrorCode::FeParamElsewhere => "FE_PARAM_ELSEWHERE",
             ErrorCode::NoMatchingType => "NO_MATCHING_TYPE",
+            ErrorCode::SynthBadName => "BAD_NAME",
+            ErrorCode::SynthInvalidCmd => "INVALID_CMD",
+            ErrorCode::SynthInvalidDynCmd => "INVALID_DYN_CMD",
+            ErrorCode::SynthEventExists => "EVENT_EXISTS",
+            ErrorCode::SynthTooManyFields => "TOO_MANY_FIELDS",
+            ErrorCode::SynthIncompleteType => "INCOMPLETE_TYPE",
+            ErrorCode::SynthInvalidType => "INVALID_TYPE",
+            ErrorCode::SynthInvalidField => "INVALID_FIELD",
+            ErrorCode::SynthInvalidArraySpec => "INVALID_ARRAY_SPEC",
         }
     }
 }
@@ -549,6 +601,8 @@ pub mod errno {
     pub const E2BIG: i32 = 7;
     /// Out of memory.
     pub const ENOMEM: i32 = 12;
+    /// File exists.
+    pub const EEXIST: i32 = 17;
     /// Invalid argument.
     pub const EINVAL: i32 = 22;
     /// Result out of range (a number that overflows).
@@ -568,6 +622,8 @@ pub enum Subsystem {
     Dynevent,
     /// `function_events` (dynprobe's function events).
     Function,
+    /// `synthetic_events` (synthetic event definitions, in either file).
+    Synthetic,
 }
 
 impl Subsystem {
@@ -578,6 +634,7 @@ impl Subsystem {
             Subsystem::Fprobe => "trace_fprobe",
             Subsystem::Dynevent => "dynevent",
             Subsystem::Function => "function_events",
+            Subsystem::Synthetic => "synthetic_events",
         }
     }
 }

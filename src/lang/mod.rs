@@ -20,7 +20,9 @@
 //! names; `parse` tells blank, removal and definition lines apart and
 //! hands a definition to its syntax, `probe` (kprobe_events and
 //! dynamic_events) or `funcev` (function_events); these hand each
-//! argument to its compiler, `fetch` or `funcev_compile`.
+//! argument to its compiler, `fetch` or `funcev_compile`. Synthetic event
+//! lines (`synthetic_events`, and `s:` in `dynamic_events`) have a parser of
+//! their own, `synth`: they define no probe, only an event's fields.
 //!
 //! # How the kernel layer uses it
 //!
@@ -69,6 +71,7 @@ mod parse;
 mod print;
 mod probe;
 mod resolver;
+mod synth;
 mod text;
 mod types;
 mod view;
@@ -84,6 +87,11 @@ pub use parse::{parse, write_command};
 pub use print::Symbolizer;
 pub use resolver::{
     BtfError, BtfFunc, BtfMember, BtfType, FuncEntry, NoResolver, Resolver, SymbolCheck,
+};
+pub use synth::{
+    is_synth_line, parse_synth, synth_command_text, synth_error, SynthCommand, SynthDef,
+    SynthField, SynthSource, SynthStorage, SynthTypeError, SYNTH_FIELDS_MAX, SYNTH_STRING_MAX,
+    SYNTH_SYSTEM,
 };
 pub use text::Str;
 pub use types::{

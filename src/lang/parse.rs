@@ -21,6 +21,9 @@ use crate::lang::MAX_LINE_LEN;
 /// (comments removed). Function events and the `dynevent` error show the
 /// line as written.
 pub fn write_command<W: Write>(err: &ParseError, line: &[u8], w: &mut W) -> core::fmt::Result {
+    if err.subsystem == Subsystem::Synthetic {
+        return write_lossy(w, crate::lang::synth::synth_command_text(line));
+    }
     let line = lexer::strip_comment(line);
     if matches!(err.subsystem, Subsystem::Function | Subsystem::Dynevent) {
         return write_lossy(w, line);

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Synthetic events through the kernel's exported synthetic event API
+ * (src/shim/synth.c, used by src/synth.rs).
+ */
+#ifndef DYNPROBE_SYNTH_H
+#define DYNPROBE_SYNTH_H
+
+#include <linux/types.h>
+
+/* One field of an event: struct synth_field_desc (synth.c checks). */
+struct dynprobe_synth_field {
+	const char *type;
+	const char *name;
+};
+
+/*
+ * Creates synthetic event @name with @n_fields @fields, owned by no
+ * module (synth.c says why): 0 or the kernel's -errno.
+ */
+int dynprobe_synth_create(const char *name,
+			  struct dynprobe_synth_field *fields,
+			  unsigned int n_fields);
+/* Deletes synthetic event @name: 0, -ENOENT, or -EBUSY when it is in use. */
+int dynprobe_synth_delete(const char *name);
+/*
+ * The print fmt of the event @name of the synthetic system: its length,
+ * copied into @buf cut to @len - 1 bytes and NUL-terminated; -ENOENT when
+ * there is no such event.
+ */
+int dynprobe_synth_print_fmt(const char *name, char *buf, size_t len);
+
+#endif /* DYNPROBE_SYNTH_H */

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The synthetic events dynprobe made, through the kernel's exported
+//! synthetic event API (src/shim/synth.c): they are the kernel's own
+//! synthetic events, so hist triggers' `onmatch().trace()`, `onmax()` and
+//! `onchange()` actions find them by name like any other.
+//!
+//! They are kept by name, with the print fmt the kernel gave them: the
+//! kernel's `synthetic_events` and `dynamic_events` may delete one behind
+//! dynprobe's back, and an event of that name made there afterwards is not
+//! dynprobe's unless it is the same event. Each use of the list first
+//! drops what is no longer there.
+
+use kernel::prelude::*;
+
+use crate::event::VecWriter;
+use crate::lang::{self, SynthCommand, SynthDef, SynthSource};
+use crate::sys::bindings as b;
+
+/// One event dynprobe made.
+struct SynthEvent {
+    /// The name, NUL-terminated.
+    name: KVec<u8>,
+    /// `NAME\tFIELDS`, as `synthetic_events` lists it; written to it, it
+    /// makes the same event again.
+    listing: KVec<u8>,
+    /// The event's print fmt once made.
+    print_fmt: KVec<u8>,
+}
+
+/// A command's name or field text as a C string.
+fn c_string(parts: &[&[u8]]) -> Result<KVec<u8>> {
+    let len = parts.iter().map(|p| p.len()).sum::<usize>() + 1;
+    let mut s = KVec::with_capacity(len, GFP_KERNEL)?;
+    for p in parts {
+        s.extend_from_slice(p, GFP_KERNEL)?;
+    }
+    s.push(0, GFP_KERNEL)?;
+    Ok(s)
+}
+
+/// The print fmt of synthetic event `name` (NUL-terminated): `None` when
+/// there is no such event.
+fn kernel_print_fmt(name: &[u8]) -> Result<Option<KVec<u8>>> {
+    // SAFETY: `name` is NUL-terminated; a zero-length buffer is not
+    // written to.
+    let len =
+        unsafe { b::dynprobe_synth_print_fmt(name.as_ptr().cast(), core::ptr::null_mut(), 0) };
+    if len == ENOENT.to_errno() {
+        return Ok(None);
+    }
+    let len = usize::try_from(len).map_err(|_| Error::from_errno(len))?;
+    let mut buf = KVec::from_elem(0u8, len + 1, GFP_KERNEL)?;
+    // SAFETY: `buf` has room for `len + 1` bytes, the length given.
+    let again = unsafe {
+        b::dynprobe_synth_print_fmt(name.as_ptr().cast(), buf.as_mut_ptr().cast(), buf.len())
+    };
+    if again == ENOENT.to_errno() {
+        return Ok(None);
+    }
+    // Deleted and made again in between: what counts is what is there now.
+    buf.truncate(usize::try_from(again).unwrap_or(0).min(len));
+    Ok(Some(buf))
+}
+
+impl SynthEvent {
+    /// Makes the event `def` defines, or fails with the kernel's errno.
+    fn create(def: &SynthDef<'_>) -> Result<Self> {
+        let name = c_string(&[def.name()])?;
+        let count = def.fields().count();
+        let mut texts = KVec::with_capacity(2 * count, GFP_KERNEL)?;
+        for f in def.fields() {
+            let mut ty = KVec::new();
+            f.write_type(&mut VecWriter(&mut ty)).map_err(|_| ENOMEM)?;
+            texts.push(c_string(&[&ty])?, GFP_KERNEL)?;
+            texts.push(c_string(&[f.name()])?, GFP_KERNEL)?;
+        }
+        let mut descs = KVec::with_capacity(count, GFP_KERNEL)?;
+        for pair in texts.chunks(2) {
+            let [ty, field] = pair else {
+                return Err(EINVAL);
+            };
+            descs.push(
+                b::dynprobe_synth_field {
+                    type_: ty.as_ptr().cast(),
+                    name: field.as_ptr().cast(),
+                },
+                GFP_KERNEL,
+            )?;
+        }
+        let mut listing = KVec::new();
+        def.write_listing(&mut VecWriter(&mut listing))
+            .map_err(|_| ENOMEM)?;
+        let n = u32::try_from(descs.len()).map_err(|_| EINVAL)?;
+        // SAFETY: `name` and every string `descs` points to are
+        // NUL-terminated and live across the call, which copies them.
+        let ret = unsafe { b::dynprobe_synth_create(name.as_ptr().cast(), descs.as_mut_ptr(), n) };
+        if ret != 0 {
+            return Err(Error::from_errno(ret));
+        }
+        let print_fmt = kernel_print_fmt(&name)?.unwrap_or_default();
+        Ok(SynthEvent {
+            name,
+            listing,
+            print_fmt,
+        })
+    }
+
+    /// The name without its NUL.
+    fn name(&self) -> &[u8] {
+        self.name.split_last().map_or(&[], |(_, name)| name)
+    }
+
+    /// Whether the kernel's event of this name is still this one.
+    fn alive(&self) -> bool {
+        matches!(kernel_print_fmt(&self.name), Ok(Some(fmt)) if fmt == self.print_fmt)
+    }
+
+    /// Deletes the kernel's event (`EBUSY` while it is in use).
+    fn delete(&self) -> Result {
+        // SAFETY: `name` is NUL-terminated.
+        let ret = unsafe { b::dynprobe_synth_delete(self.name.as_ptr().cast()) };
+        if ret == 0 {
+            Ok(())
+        } else {
+            Err(Error::from_errno(ret))
+        }
+    }
+
+    /// Makes the event again from its listing, after a clear that could
+    /// not finish.
+    fn recreate(&self) -> Result<Self> {
+        match lang::parse_synth(SynthSource::SyntheticEvents, &self.listing) {
+            Ok(SynthCommand::Define(def)) => SynthEvent::create(&def),
+            _ => Err(EINVAL),
+        }
+    }
+}
+
+/// Events taken out by [`SynthEvents::clear`], to be put back if the
+/// rest of a clear fails.
+pub(crate) struct Cleared(KVec<SynthEvent>);
+
+/// Every synthetic event dynprobe made, in creation order. Used under the
+/// control files' lock.
+pub(crate) struct SynthEvents {
+    events: KVec<SynthEvent>,
+}
+
+impl SynthEvents {
+    pub(crate) const fn new() -> Self {
+        SynthEvents {
+            events: KVec::new(),
+        }
+    }
+
+    /// Drops the events that are gone or are not dynprobe's any more.
+    fn prune(&mut self) {
+        self.events.retain(|e| e.alive());
+    }
+
+    fn position(&self, name: &[u8]) -> Option<usize> {
+        self.events.iter().position(|e| e.name() == name)
+    }
+
+    /// Whether dynprobe made the event `name` (and it is still there).
+    pub(crate) fn owns(&mut self, name: &[u8]) -> bool {
+        self.prune();
+        self.position(name).is_some()
+    }
+
+    /// Makes the event `def` defines (written as `line`); a name taken by
+    /// any event of the synthetic system is refused as the kernel refuses
+    /// it. Errors to be logged come back as parse errors.
+    pub(crate) fn define(&mut self, def: &SynthDef<'_>, line: &[u8]) -> Result<(), SynthRefusal> {
+        self.prune();
+        let name = c_string(&[def.name()]).map_err(SynthRefusal::Errno)?;
+        self.events
+            .reserve(1, GFP_KERNEL)
+            .map_err(|_| SynthRefusal::Errno(ENOMEM))?;
+        if kernel_print_fmt(&name)
+            .map_err(SynthRefusal::Errno)?
+            .is_some()
+        {
+            return Err(SynthRefusal::Logged(def.exists_error(line)));
+        }
+        match SynthEvent::create(def) {
+            Ok(ev) => self
+                .events
+                .push(ev, GFP_KERNEL)
+                .map_err(|_| SynthRefusal::Errno(ENOMEM)),
+            Err(e) if e == EEXIST => Err(SynthRefusal::Logged(def.exists_error(line))),
+            Err(e) => Err(SynthRefusal::Errno(e)),
+        }
+    }
+
+    /// Removes the event `name`: `ENOENT` when dynprobe has none of that
+    /// name, `EBUSY` while it is in use.
+    pub(crate) fn remove(&mut self, name: &[u8]) -> Result {
+        self.prune();
+        let i = self.position(name).ok_or(ENOENT)?;
+        self.events[i].delete()?;
+        self.events.remove(i)?;
+        Ok(())
+    }
+
+    /// Removes every event, or none: when one is in use (`EBUSY`), those
+    /// already deleted are made again.
+    pub(crate) fn clear(&mut self) -> Result<Cleared> {
+        self.prune();
+        let mut cleared = KVec::with_capacity(self.events.len(), GFP_KERNEL)?;
+        while !self.events.is_empty() {
+            if let Err(e) = self.events[0].delete() {
+                self.restore(Cleared(cleared));
+                return Err(e);
+            }
+            cleared.push(self.events.remove(0)?, GFP_KERNEL)?;
+        }
+        Ok(Cleared(cleared))
+    }
+
+    /// Makes the events of a clear again, in their order, before the
+    /// events still listed.
+    pub(crate) fn restore(&mut self, cleared: Cleared) {
+        let mut restored = KVec::new();
+        for ev in cleared.0.iter() {
+            match ev.recreate() {
+                Ok(again) => {
+                    if restored.push(again, GFP_KERNEL).is_err() {
+                        break;
+                    }
+                }
+                Err(_) => pr_warn!(
+                    "could not make synthetic event {} again\n",
+                    kernel::str::BStr::from_bytes(ev.name())
+                ),
+            }
+        }
+        for ev in self.events.drain_all() {
+            if restored.push(ev, GFP_KERNEL).is_err() {
+                break;
+            }
+        }
+        self.events = restored;
+    }
+
+    /// Lists the events: as `synthetic_events` does, or as
+    /// `dynamic_events` does (`s:synthetic/` before each).
+    pub(crate) fn render(&mut self, out: &mut KVec<u8>, dynamic: bool) -> Result {
+        self.prune();
+        for ev in self.events.iter() {
+            if dynamic {
+                out.extend_from_slice(b"s:", GFP_KERNEL)?;
+                out.extend_from_slice(lang::SYNTH_SYSTEM.as_bytes(), GFP_KERNEL)?;
+                out.push(b'/', GFP_KERNEL)?;
+            }
+            out.extend_from_slice(&ev.listing, GFP_KERNEL)?;
+            out.push(b'\n', GFP_KERNEL)?;
+        }
+        Ok(())
+    }
+
+    /// Deletes every event at unload. One still in use (enabled, or named
+    /// by a hist trigger's action) stays, as the kernel's own: nothing of
+    /// it is dynprobe's, and the kernel's `synthetic_events` removes it.
+    pub(crate) fn exit(&mut self) {
+        self.prune();
+        for ev in self.events.drain_all() {
+            if let Err(e) = ev.delete() {
+                pr_warn!(
+                    "synthetic event {} is in use ({:?}): left to the kernel's synthetic_events\n",
+                    kernel::str::BStr::from_bytes(ev.name()),
+                    e
+                );
+            }
+        }
+        self.events = KVec::new();
+    }
+}
+
+/// Why a synthetic event was not made.
+pub(crate) enum SynthRefusal {
+    /// Refused with an error_log entry.
+    Logged(lang::ParseError),
+    /// Refused with only an errno (the kernel may have logged it).
+    Errno(Error),
+}
