@@ -15,6 +15,7 @@ mod error_log;
 mod error_table;
 mod event;
 mod fetch;
+mod hooks;
 pub mod lang;
 mod printk;
 mod probe;

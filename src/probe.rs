@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! One probe feeding an event: the kernel probe (kprobe, kretprobe, fprobe
-//! or tracepoint hook, src/shim/probe.c), and the feed its hits run: the
-//! compiled definition, the event's sink and a per-CPU hit counter.
+//! One probe feeding an event: its kernel hook (src/hooks/), and the feed
+//! its hits run: the compiled definition, the event's sink and a per-CPU
+//! hit counter.
 
 use core::fmt::{self, Write};
-use core::ptr::NonNull;
 
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::types::Opaque;
 
 use crate::event::CompiledDef;
+use crate::hooks::{self, Hook};
 use crate::lang::{DefView, ProbeKind, Resolver};
 use crate::resolve::KernelResolver;
 use crate::sys::bindings as b;
@@ -92,32 +92,32 @@ fn place_of(def: DefView<'_>, symbol: &mut CText<600>) -> Result<b::dynprobe_pla
     })
 }
 
-/// What a probe's hits run and where they write. The C probe points to
-/// it, so it is boxed (a stable address) and outlives the C probe.
+/// What a probe's hits run and where they write. The hook points to it,
+/// so it is boxed (a stable address) and outlives the hook.
+///
+/// # Invariants
+///
+/// `nhit` is a live per-CPU counter, freed on drop.
 struct Feed {
     feed: Opaque<b::dynprobe_feed>,
 }
 
-/// A probe and its definition. Dropping it unregisters the kernel probe,
-/// waits until no handler of it runs, then frees the feed and definition.
-///
-/// # Invariants
-///
-/// `handle` is a live C probe created for `feed`, torn down only in `drop`;
-/// `feed`'s counter is a live per-CPU counter and its definition pointer
-/// is `def`'s.
+impl Drop for Feed {
+    fn drop(&mut self) {
+        // SAFETY: the counter is live (type invariant) and nothing reads
+        // it any more: the hook that counted into it is gone.
+        unsafe { b::dynprobe_counter_free((*self.feed.get()).nhit) };
+    }
+}
+
+/// A probe and its definition. Dropping it drops the hook first, which
+/// returns once no handler of it runs, then the feed and definition.
 pub(crate) struct Probe {
-    handle: NonNull<b::dynprobe_probe>,
+    /// First: dropped before what its handlers use.
+    hook: KBox<dyn Hook>,
     feed: KBox<Feed>,
     def: Arc<CompiledDef>,
 }
-
-// SAFETY: the C probe is only changed by the control path (under the
-// registry lock) and by the reg callback (under event_mutex), which
-// `TraceEvent` orders; the feed is read-only once the probe exists.
-unsafe impl Send for Probe {}
-// SAFETY: as for `Send`: shared references only read.
-unsafe impl Sync for Probe {}
 
 impl Probe {
     /// Creates the probe for `def`, writing its hits to `sink`; it stays
@@ -130,81 +130,45 @@ impl Probe {
         let view = def.view();
         let mut symbol = CText::<600>::new();
         let place = place_of(view, &mut symbol)?;
-        // SAFETY: allocates a per-CPU counter; freed in `drop` or below.
+        // SAFETY: allocates a per-CPU counter, which the feed frees.
         let nhit = unsafe { b::dynprobe_counter_alloc() };
         if nhit.is_null() {
             return Err(ENOMEM);
         }
-        let feed = KBox::new(
-            Feed {
-                feed: Opaque::new(b::dynprobe_feed {
-                    sink,
-                    def: (&*def as *const CompiledDef).cast(),
-                    fixed_size: place.fixed_record_size,
-                    nhit,
-                }),
-            },
-            GFP_KERNEL,
-        );
-        let feed = match feed {
-            Ok(feed) => feed,
-            Err(e) => {
-                // SAFETY: allocated above and never shared.
-                unsafe { b::dynprobe_counter_free(nhit) };
-                return Err(e.into());
-            }
+        let feed = Feed {
+            feed: Opaque::new(b::dynprobe_feed {
+                sink,
+                def: (&*def as *const CompiledDef).cast(),
+                fixed_size: place.fixed_record_size,
+                nhit,
+            }),
         };
-        let mut err = 0;
-        // SAFETY: `place` and its symbol live across the call (the C side
-        // copies the symbol); the feed is boxed and outlives the C probe,
-        // which `drop` tears down first.
-        let handle = unsafe { b::dynprobe_probe_create(&place, feed.feed.get(), &mut err) };
-        let Some(handle) = NonNull::new(handle) else {
-            // SAFETY: the C probe was not created; nothing uses the counter.
-            unsafe { b::dynprobe_counter_free(nhit) };
-            return Err(Error::from_errno(err));
-        };
-        Ok(Probe { handle, feed, def })
+        let feed = KBox::new(feed, GFP_KERNEL)?;
+        // SAFETY: the feed is boxed and outlives the hook (field order).
+        let hook = unsafe { hooks::new_hook(&place, feed.feed.get()) }?;
+        Ok(Probe { hook, feed, def })
     }
 
     /// Hooks the probe's place. Called with event_mutex held, when its
     /// event is enabled.
     pub(crate) fn arm(&self) -> Result {
-        // SAFETY: `handle` is live (type invariant); event_mutex is held
-        // per the callers (`TraceEvent`).
-        kernel::error::to_result(unsafe { b::dynprobe_probe_arm(self.handle.as_ptr()) })
+        self.hook.arm()
     }
 
     /// Unhooks it again (its handlers may still be running).
     pub(crate) fn disarm(&self) {
-        // SAFETY: `handle` is live (type invariant).
-        unsafe { b::dynprobe_probe_disarm(self.handle.as_ptr()) }
+        self.hook.disarm()
     }
 
     /// Hits and misses so far.
     pub(crate) fn counts(&self) -> (u64, u64) {
-        // SAFETY: the feed's counter and `handle` are live (type invariant).
-        unsafe {
-            (
-                b::dynprobe_counter_sum((*self.feed.feed.get()).nhit),
-                b::dynprobe_probe_misses(self.handle.as_ptr()),
-            )
-        }
+        // SAFETY: the feed's counter is live (`Feed`'s invariant).
+        let hits = unsafe { b::dynprobe_counter_sum((*self.feed.feed.get()).nhit) };
+        (hits, self.hook.misses())
     }
 
     /// The definition the probe runs.
     pub(crate) fn def(&self) -> DefView<'_> {
         self.def.view()
-    }
-}
-
-impl Drop for Probe {
-    fn drop(&mut self) {
-        // SAFETY: `handle` is live and used for the last time: teardown
-        // returns once no handler runs, so the feed and definition are
-        // unused after it.
-        unsafe { b::dynprobe_probe_teardown(self.handle.as_ptr()) };
-        // SAFETY: the counter was allocated in `new`; nothing reads it now.
-        unsafe { b::dynprobe_counter_free((*self.feed.feed.get()).nhit) };
     }
 }

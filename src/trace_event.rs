@@ -54,8 +54,8 @@ impl EventsLock {
         Self::take(true)
     }
 
-    /// Takes event_mutex to change one event's probes.
-    fn lock_probes() -> Self {
+    /// Takes event_mutex to change probes.
+    pub(crate) fn lock_probes() -> Self {
         Self::take(false)
     }
 

@@ -73,8 +73,12 @@ struct trace_event_file;
 struct trace_seq;
 struct pt_regs;
 #ifdef __BINDGEN__
-/* The tracing core's types and calls the Rust trace event uses. */
+/* The tracing core's and kprobes' types and calls Rust uses. */
 #include <linux/trace_events.h>
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#else
+#include <linux/kprobes.h>
 #endif
 
 /* Largest record (trace entry included) an event writes. */
@@ -138,6 +142,18 @@ struct dynprobe_feed {
 	unsigned int fixed_size;
 	unsigned long __percpu *nhit;
 };
+
+/*
+ * A kprobe or kretprobe probe: a Rust object (src/hooks/kprobe.rs) that
+ * registers @rp (@rp.kp alone for a kprobe); its handlers are kprobe.c's.
+ */
+struct dynprobe_kprobe {
+	struct kretprobe rp;
+	struct dynprobe_feed *feed;
+};
+/* Sets the handlers of a kprobe, or of a kretprobe (@ret). */
+void dynprobe_kprobe_init(struct dynprobe_kprobe *probe, bool ret,
+			  unsigned int entry_data_size);
 
 /* Whether ftrace can hook @func (fprobes and function events). */
 bool dynprobe_function_traceable(const char *func);

@@ -11,29 +11,20 @@
 #include <linux/trace_events.h>
 #include "dynprobe/shim.h"
 
-/* One probe: a kprobe, kretprobe or fprobe and the definition it runs. */
+/* One fprobe or tracepoint probe and the definition it runs. */
 struct dynprobe_probe {
 	struct dynprobe_feed *feed;	/* what a hit runs and where it writes */
 	enum dynprobe_probe_kind kind;
-	/* What the kind needs: a probe is one or the other. */
-	union {
-		struct kretprobe rp;	/* rp.kp is the kprobe of entry probes */
-		struct {
-			struct fprobe fp;
-			/* An entry probe on fentry.c's shared ftrace_ops. */
-			unsigned long fentry_addr;
-			struct hlist_node fentry_node;	/* while armed */
-			struct tracepoint *tpoint;	/* while a t probe is hooked */
-		};
-	};
+	struct fprobe fp;
+	/* An entry probe on fentry.c's shared ftrace_ops. */
+	unsigned long fentry_addr;
+	struct hlist_node fentry_node;	/* while armed */
+	struct tracepoint *tpoint;	/* while a t probe is hooked */
 	char *func;		/* fprobe target, or tracepoint name */
 	bool fentry;		/* on the shared ftrace_ops, not fprobe */
 	bool registered;
 	bool armed;		/* t probe: its event is enabled */
-	/*
-	 * In module_probes while the place is in a module (MOD:SYM);
-	 * t probes are all in tracepoint_probes.
-	 */
+	/* t probes are all in tracepoint_probes. */
 	struct list_head module_list;
 };
 
@@ -41,6 +32,21 @@ struct dynprobe_probe {
 void dynprobe_dispatch(const struct dynprobe_feed *feed, struct pt_regs *regs,
 		       const unsigned long *entry_data, unsigned long ip1,
 		       unsigned long ip2);
+
+/* kprobe.c: the caller of a returning function (see there). */
+unsigned long dynprobe_real_return_address(unsigned long addr,
+					   unsigned long *slot);
+
+/*
+ * Where the return address of a function that has just returned was:
+ * right below the stack pointer, which its `ret` has moved past it. Both
+ * return trampolines report that stack pointer in the registers they
+ * hand over (arch_rethook_trampoline_callback(), return_to_handler).
+ */
+static __always_inline unsigned long *dynprobe_return_slot(unsigned long sp)
+{
+	return (unsigned long *)sp - 1;
+}
 
 /* probe.c: its notifiers. */
 int dynprobe_probes_init(void);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The probes behind dynprobe events: kprobes, kretprobes and fprobes,
- * their handlers, and arming them when their event is enabled.
+ * The fprobe and tracepoint probes behind dynprobe events, their
+ * handlers, and arming them when their event is enabled (kprobes and
+ * kretprobes are Rust objects, src/hooks/kprobe.rs, with handlers in
+ * kprobe.c).
  *
  * fprobes (f events and function events) all share the kernel's one
  * fprobe hook, which finds the probes of a function by its address, so a
@@ -14,104 +16,6 @@
 #include <linux/tracepoint.h>
 #include "dynprobe/resolved.h"
 #include "internal.h"
-
-static int kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
-{
-	struct dynprobe_probe *probe =
-		container_of(kp, struct dynprobe_probe, rp.kp);
-
-	dynprobe_dispatch(probe->feed, regs, NULL, (unsigned long)kp->addr, 0);
-	return 0;
-}
-NOKPROBE_SYMBOL(kprobe_hit);
-
-static int kretprobe_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct kretprobe *rp = get_kretprobe(ri);
-	struct dynprobe_probe *probe;
-
-	if (unlikely(!rp))
-		return -ENOENT;
-	probe = container_of(rp, struct dynprobe_probe, rp);
-	dynprobe_rs_store_entry(probe->feed->def, regs, (unsigned long *)ri->data);
-	return 0;
-}
-NOKPROBE_SYMBOL(kretprobe_entry);
-
-/*
- * The caller of a function that is returning, given the address its
- * return hook found in the return address slot at @slot. Two kinds of hook
- * replace that address with a trampoline of theirs and keep the original
- * aside: kretprobes through the rethook (arch_rethook_trampoline), fprobe
- * exits through the function graph (return_to_handler). When both hook
- * one call, the one that hooks second keeps the first one's trampoline,
- * and hands it to its handlers as the return address; the first one's
- * record of the call is still there while the second's handlers run (the
- * second's trampoline runs first), so the real address is looked up in
- * it by @slot, as the stack unwinders do (unwind_recover_ret_addr()).
- * Each lookup costs a call through the redirect, paid only on such calls.
- */
-static unsigned long real_return_address(unsigned long addr,
-					 unsigned long *slot)
-{
-	if (addr == (unsigned long)dynprobe_ksyms.rethook_trampoline &&
-	    dynprobe_ksyms.have.rethook_find_ret_addr) {
-		struct llist_node *cur = NULL;
-		unsigned long found;
-
-		found = dynprobe_call_rethook_find_ret_addr(current,
-							    (unsigned long)slot,
-							    &cur);
-		if (found)
-			addr = found;
-	}
-	if (addr == (unsigned long)dynprobe_ksyms.fgraph_return_handler &&
-	    dynprobe_ksyms.have.ftrace_graph_ret_addr) {
-		int idx = 0;
-
-		addr = dynprobe_call_ftrace_graph_ret_addr(current, &idx, addr,
-							   slot);
-	}
-	return addr;
-}
-NOKPROBE_SYMBOL(real_return_address);
-
-/*
- * Where the return address of a function that has just returned was:
- * right below the stack pointer, which its `ret` has moved past it. Both
- * return trampolines report that stack pointer in the registers they
- * hand over (arch_rethook_trampoline_callback(), return_to_handler).
- */
-static __always_inline unsigned long *return_slot(unsigned long sp)
-{
-	return (unsigned long *)sp - 1;
-}
-
-static int kretprobe_hit(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct kretprobe *rp = get_kretprobe(ri);
-	struct dynprobe_probe *probe;
-	unsigned long caller;
-
-	if (unlikely(!rp))
-		return 0;
-	probe = container_of(rp, struct dynprobe_probe, rp);
-	/*
-	 * The rethook trampoline has put in regs->ip the return address
-	 * the first rethook on the call saved, skipping other kretprobes'
-	 * trampolines (the address saved for this one,
-	 * get_kretprobe_retaddr(), is a trampoline when another kretprobe
-	 * hooked first). If the function graph hooked the return before
-	 * any rethook, that address is return_to_handler.
-	 */
-	caller = real_return_address(instruction_pointer(regs),
-				     return_slot(kernel_stack_pointer(regs)));
-	dynprobe_dispatch(probe->feed, regs,
-			  rp->data_size ? (unsigned long *)ri->data : NULL,
-			  (unsigned long)rp->kp.addr, caller);
-	return 0;
-}
-NOKPROBE_SYMBOL(kretprobe_hit);
 
 /*
  * On x86_64 ftrace_regs holds a pt_regs whose argument, stack pointer,
@@ -164,8 +68,8 @@ static void fprobe_exit(struct fprobe *fp, unsigned long entry_ip,
 	 * @ret_ip is what the function graph saved at entry: the rethook
 	 * trampoline if a kretprobe hooked the return before it.
 	 */
-	ret_ip = real_return_address(ret_ip,
-			return_slot(ftrace_regs_get_stack_pointer(fregs)));
+	ret_ip = dynprobe_real_return_address(ret_ip,
+			dynprobe_return_slot(ftrace_regs_get_stack_pointer(fregs)));
 	if (probe->kind == DYNPROBE_FPROBE_EXIT)
 		dynprobe_dispatch(probe->feed, regs, data, entry_ip, ret_ip);
 	else
@@ -417,99 +321,14 @@ static struct notifier_block tracepoint_module_nb = {
 	.notifier_call = tracepoint_module_event,
 };
 
-/*
- * kprobes on module functions (MOD:SYM) may be defined before the module
- * loads, and survive its unloading: they are (re)registered whenever the
- * module comes, as the kernel's kprobe events are.
- */
-static LIST_HEAD(module_probes);
-static DEFINE_MUTEX(module_probes_lock);
-
-static int register_kprobe_kind(struct dynprobe_probe *probe, bool armed)
-{
-	struct kprobe *kp = &probe->rp.kp;
-	int ret;
-
-	/* A kprobe is registered by symbol again after an unregister. */
-	INIT_HLIST_NODE(&kp->hlist);
-	INIT_LIST_HEAD(&kp->list);
-	if (kp->symbol_name)
-		kp->addr = NULL;
-	kp->flags = armed ? 0 : KPROBE_FLAG_DISABLED;
-	if (probe->kind == DYNPROBE_KRETPROBE)
-		ret = register_kretprobe(&probe->rp);
-	else
-		ret = register_kprobe(kp);
-	probe->registered = !ret;
-	return ret;
-}
-
-static void unregister_kprobe_kind(struct dynprobe_probe *probe)
-{
-	if (!probe->registered)
-		return;
-	if (probe->kind == DYNPROBE_KRETPROBE)
-		unregister_kretprobe(&probe->rp);
-	else
-		unregister_kprobe(&probe->rp.kp);
-	probe->registered = false;
-}
-
-static bool in_module(struct dynprobe_probe *probe, const char *module)
-{
-	const char *sym = probe->rp.kp.symbol_name;
-	size_t len = strlen(module);
-
-	return sym && !strncmp(sym, module, len) && sym[len] == ':';
-}
-
-static int module_coming(struct notifier_block *nb, unsigned long state,
-			 void *data)
-{
-	struct module *mod = data;
-	struct dynprobe_probe *probe;
-
-	if (state != MODULE_STATE_COMING)
-		return NOTIFY_DONE;
-	mutex_lock(&module_probes_lock);
-	list_for_each_entry(probe, &module_probes, module_list) {
-		if (!in_module(probe, mod->name))
-			continue;
-		/* event_mutex orders this against enabling and disabling. */
-		mutex_lock(dynprobe_ksyms.event_mutex);
-		unregister_kprobe_kind(probe);
-		if (register_kprobe_kind(probe, READ_ONCE(probe->feed->sink->flags)))
-			pr_warn("cannot probe %s in module %s\n",
-				probe->rp.kp.symbol_name, mod->name);
-		mutex_unlock(dynprobe_ksyms.event_mutex);
-	}
-	mutex_unlock(&module_probes_lock);
-	return NOTIFY_DONE;
-}
-
-static struct notifier_block module_nb = {
-	.notifier_call = module_coming,
-	/* After the kprobes core has prepared the module's text. */
-	.priority = 1,
-};
-
 int dynprobe_probes_init(void)
 {
-	int ret;
-
 	/* Also reports every module with tracepoints already loaded. */
-	ret = register_tracepoint_module_notifier(&tracepoint_module_nb);
-	if (ret)
-		return ret;
-	ret = register_module_notifier(&module_nb);
-	if (ret)
-		unregister_tracepoint_module_notifier(&tracepoint_module_nb);
-	return ret;
+	return register_tracepoint_module_notifier(&tracepoint_module_nb);
 }
 
 void dynprobe_probes_exit(void)
 {
-	unregister_module_notifier(&module_nb);
 	/* Reports every module as going, which empties the module list. */
 	unregister_tracepoint_module_notifier(&tracepoint_module_nb);
 }
@@ -522,62 +341,27 @@ void dynprobe_probes_exit(void)
 static int probe_setup(struct dynprobe_probe *probe,
 		       const struct dynprobe_place *place)
 {
-	struct kprobe *kp = &probe->rp.kp;
-	int ret;
-
 	probe->kind = place->kind;
-
-	if (dynprobe_is_fprobe(probe->kind)) {
-		if (!place->symbol)
-			return -EINVAL;
-		probe->func = kstrdup(place->symbol, GFP_KERNEL);
-		if (!probe->func)
-			return -ENOMEM;
-		probe->fentry = dynprobe_fentry_suits(probe);
-		probe->fp.entry_handler = fprobe_entry;
-		if (probe->kind == DYNPROBE_TRACEPOINT) {
-			mutex_lock(&tprobe_lock);
-			list_add_tail(&probe->module_list, &tracepoint_probes);
-			mutex_unlock(&tprobe_lock);
-		}
-		if (probe->kind == DYNPROBE_FPROBE_EXIT ||
-		    probe->kind == DYNPROBE_FUNCTION_EXIT) {
-			probe->fp.exit_handler = fprobe_exit;
-			probe->fp.entry_data_size = place->entry_data_size;
-		}
-		/* The parser has checked that ftrace can hook the target. */
-		return 0;
+	/* kprobes and kretprobes are src/hooks/kprobe.rs's. */
+	if (!dynprobe_is_fprobe(probe->kind) || !place->symbol)
+		return -EINVAL;
+	probe->func = kstrdup(place->symbol, GFP_KERNEL);
+	if (!probe->func)
+		return -ENOMEM;
+	probe->fentry = dynprobe_fentry_suits(probe);
+	probe->fp.entry_handler = fprobe_entry;
+	if (probe->kind == DYNPROBE_TRACEPOINT) {
+		mutex_lock(&tprobe_lock);
+		list_add_tail(&probe->module_list, &tracepoint_probes);
+		mutex_unlock(&tprobe_lock);
 	}
-
-	if (place->symbol) {
-		kp->symbol_name = kstrdup(place->symbol, GFP_KERNEL);
-		if (!kp->symbol_name)
-			return -ENOMEM;
-		kp->offset = place->offset;
-	} else {
-		kp->addr = (kprobe_opcode_t *)place->addr;
+	if (probe->kind == DYNPROBE_FPROBE_EXIT ||
+	    probe->kind == DYNPROBE_FUNCTION_EXIT) {
+		probe->fp.exit_handler = fprobe_exit;
+		probe->fp.entry_data_size = place->entry_data_size;
 	}
-	if (probe->kind == DYNPROBE_KRETPROBE) {
-		probe->rp.handler = kretprobe_hit;
-		if (place->entry_data_size)
-			probe->rp.entry_handler = kretprobe_entry;
-		probe->rp.data_size = place->entry_data_size;
-		probe->rp.maxactive = place->maxactive;
-	} else {
-		kp->pre_handler = kprobe_hit;
-	}
-	ret = register_kprobe_kind(probe, false);
-	if (place->symbol && strchr(place->symbol, ':')) {
-		/* Not loaded yet: registered when the module comes. */
-		if (ret == -ENOENT)
-			ret = 0;
-		if (!ret) {
-			mutex_lock(&module_probes_lock);
-			list_add_tail(&probe->module_list, &module_probes);
-			mutex_unlock(&module_probes_lock);
-		}
-	}
-	return ret;
+	/* The parser has checked that ftrace can hook the target. */
+	return 0;
 }
 
 struct dynprobe_probe *dynprobe_probe_create(const struct dynprobe_place *place,
@@ -607,64 +391,42 @@ int dynprobe_probe_arm(struct dynprobe_probe *probe)
 {
 	int ret;
 
-	switch (probe->kind) {
-	/* A probe whose module is not there is armed when it comes. */
-	case DYNPROBE_KPROBE:
-		if (!probe->registered || kprobe_gone(&probe->rp.kp))
-			return 0;
-		return enable_kprobe(&probe->rp.kp);
-	case DYNPROBE_KRETPROBE:
-		if (!probe->registered || kprobe_gone(&probe->rp.kp))
-			return 0;
-		return enable_kretprobe(&probe->rp);
-	case DYNPROBE_TRACEPOINT:
+	if (probe->kind == DYNPROBE_TRACEPOINT) {
 		ret = arm_tracepoint(probe);
 		if (ret)
 			pr_warn("cannot probe tracepoint %s: %d\n", probe->func, ret);
 		return ret;
-	default:
-		if (probe->fentry) {
-			ret = dynprobe_fentry_arm(probe);
-			if (ret)
-				pr_warn("cannot hook %s: %d\n", probe->func, ret);
-			return ret;
-		}
-		/* By name is a lookup; a glob scans every symbol. */
-		if (strpbrk(probe->func, "*?["))
-			ret = register_fprobe(&probe->fp, probe->func, NULL);
-		else
-			ret = register_fprobe_syms(&probe->fp,
-						   (const char **)&probe->func, 1);
+	}
+	if (probe->fentry) {
+		ret = dynprobe_fentry_arm(probe);
 		if (ret)
-			pr_warn("cannot register fprobe on %s: %d\n", probe->func, ret);
-		else
-			probe->registered = true;
+			pr_warn("cannot hook %s: %d\n", probe->func, ret);
 		return ret;
 	}
+	/* By name is a lookup; a glob scans every symbol. */
+	if (strpbrk(probe->func, "*?["))
+		ret = register_fprobe(&probe->fp, probe->func, NULL);
+	else
+		ret = register_fprobe_syms(&probe->fp,
+					   (const char **)&probe->func, 1);
+	if (ret)
+		pr_warn("cannot register fprobe on %s: %d\n", probe->func, ret);
+	else
+		probe->registered = true;
+	return ret;
 }
 
 void dynprobe_probe_disarm(struct dynprobe_probe *probe)
 {
-	switch (probe->kind) {
-	case DYNPROBE_KPROBE:
-		if (probe->registered && !kprobe_gone(&probe->rp.kp))
-			disable_kprobe(&probe->rp.kp);
-		break;
-	case DYNPROBE_KRETPROBE:
-		if (probe->registered && !kprobe_gone(&probe->rp.kp))
-			disable_kretprobe(&probe->rp);
-		break;
-	case DYNPROBE_TRACEPOINT:
+	if (probe->kind == DYNPROBE_TRACEPOINT) {
 		disarm_tracepoint(probe);
-		break;
-	default:
-		if (probe->fentry)
-			dynprobe_fentry_disarm(probe);
-		else if (probe->registered)
-			unregister_fprobe(&probe->fp);
-		probe->registered = false;
-		break;
+		return;
 	}
+	if (probe->fentry)
+		dynprobe_fentry_disarm(probe);
+	else if (probe->registered)
+		unregister_fprobe(&probe->fp);
+	probe->registered = false;
 }
 
 /* Returns once no handler of the probe runs any more, and frees it. */
@@ -676,25 +438,13 @@ void dynprobe_probe_teardown(struct dynprobe_probe *probe)
 		if (!list_empty(&probe->module_list))
 			list_del(&probe->module_list);
 		mutex_unlock(&tprobe_lock);
-	} else {
-		if (!list_empty(&probe->module_list)) {
-			mutex_lock(&module_probes_lock);
-			list_del(&probe->module_list);
-			mutex_unlock(&module_probes_lock);
-		}
-		if (probe->fentry) {
-			dynprobe_fentry_disarm(probe);
-			/* Its callbacks run with preemption disabled. */
-			synchronize_rcu();
-		} else if (dynprobe_is_fprobe(probe->kind)) {
-			if (probe->registered)
-				unregister_fprobe(&probe->fp);
-		} else {
-			unregister_kprobe_kind(probe);
-		}
+	} else if (probe->fentry) {
+		dynprobe_fentry_disarm(probe);
+		/* Its callbacks run with preemption disabled. */
+		synchronize_rcu();
+	} else if (probe->registered) {
+		unregister_fprobe(&probe->fp);
 	}
-	if (!dynprobe_is_fprobe(probe->kind))
-		kfree(probe->rp.kp.symbol_name);
 	kfree(probe->func);
 	kfree(probe);
 }
@@ -704,9 +454,5 @@ u64 dynprobe_probe_misses(struct dynprobe_probe *probe)
 	/* The shared hook's recursion misses are nobody's in particular. */
 	if (probe->fentry)
 		return 0;
-	if (dynprobe_is_fprobe(probe->kind))
-		return probe->fp.nmissed;
-	if (probe->kind == DYNPROBE_KRETPROBE)
-		return probe->rp.kp.nmissed + probe->rp.nmissed;
-	return probe->rp.kp.nmissed;
+	return probe->fp.nmissed;
 }

@@ -39,14 +39,21 @@ pub(crate) fn kernel_error_message(index: u8, buf: &mut [u8]) -> Option<usize> {
     usize::try_from(len).ok()
 }
 
-/// Allocates what probe handlers share (per-CPU scratch buffers).
+/// Allocates what probe handlers share (per-CPU scratch buffers) and
+/// registers the probes' notifiers.
 pub(crate) fn events_init() -> Result {
+    crate::hooks::init()?;
     // SAFETY: called once from module init.
-    to_result(unsafe { bindings::dynprobe_events_init() })
+    if let Err(e) = to_result(unsafe { bindings::dynprobe_events_init() }) {
+        crate::hooks::exit();
+        return Err(e);
+    }
+    Ok(())
 }
 
-/// Frees what `events_init` allocated, once no event is left.
+/// Undoes `events_init`, once no event is left.
 pub(crate) fn events_exit() {
     // SAFETY: called from module exit after every event is gone.
-    unsafe { bindings::dynprobe_events_exit() }
+    unsafe { bindings::dynprobe_events_exit() };
+    crate::hooks::exit();
 }

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! kprobe and kretprobe hooks. They are registered (disabled) when the
+//! probe is made, which checks the place at once, and enabled while the
+//! event is. A place in a module (`MOD:SYM`) that is not loaded waits for
+//! the module, and is registered again whenever it comes, as the kernel's
+//! kprobe events are ([`super::module_waits`]).
+
+use core::cell::Cell;
+use core::marker::PhantomPinned;
+use core::pin::Pin;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use kernel::ffi::c_char;
+use kernel::prelude::*;
+use kernel::types::Opaque;
+
+use super::{module_waits, Hook};
+use crate::sys::bindings as b;
+
+/// A kprobe or kretprobe.
+///
+/// # Invariants
+///
+/// Pinned: the kprobes core keeps pointers into `probe` while it is
+/// registered. `symbol` (NUL-terminated, or empty for an address) is what
+/// `probe.rp.kp.symbol_name` points to. `registered` changes only with
+/// event_mutex held, or while nothing else can reach the hook (when it is
+/// made and dropped).
+pub(crate) struct KprobeHook {
+    probe: Opaque<b::dynprobe_kprobe>,
+    symbol: KVec<u8>,
+    ret: bool,
+    registered: Cell<bool>,
+    /// In the module waits list (a `MOD:SYM` place).
+    waits: Cell<bool>,
+    _pin: PhantomPinned,
+}
+
+// SAFETY: the kprobe is changed only by the kprobes core and under
+// event_mutex; the cells as the type invariant says.
+unsafe impl Send for KprobeHook {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for KprobeHook {}
+
+/// The module a `MOD:SYM` symbol names, if it does.
+fn module_of(symbol: &[u8]) -> Option<&[u8]> {
+    let colon = symbol.iter().position(|&c| c == b':')?;
+    symbol.get(..colon)
+}
+
+impl KprobeHook {
+    /// # Safety
+    ///
+    /// `feed` must outlive the hook.
+    pub(super) unsafe fn new(
+        place: &b::dynprobe_place,
+        feed: *mut b::dynprobe_feed,
+    ) -> Result<KBox<dyn Hook>> {
+        let mut symbol = KVec::new();
+        if !place.symbol.is_null() {
+            // SAFETY: a non-null place symbol is a NUL-terminated string.
+            let text = unsafe { kernel::str::CStr::from_char_ptr(place.symbol) };
+            symbol.extend_from_slice(text.to_bytes_with_nul(), GFP_KERNEL)?;
+        }
+        let ret = place.kind == b::dynprobe_probe_kind_DYNPROBE_KRETPROBE;
+        let hook = KBox::pin(
+            KprobeHook {
+                probe: Opaque::zeroed(),
+                symbol,
+                ret,
+                registered: Cell::new(false),
+                waits: Cell::new(false),
+                _pin: PhantomPinned,
+            },
+            GFP_KERNEL,
+        )?;
+        let p = hook.probe.get();
+        // SAFETY: the hook is pinned and not registered yet; `symbol`
+        // lives as long as it.
+        unsafe {
+            b::dynprobe_kprobe_init(p, ret, place.entry_data_size);
+            (*p).feed = feed;
+            let kp = core::ptr::addr_of_mut!((*p).rp.kp);
+            if hook.symbol.is_empty() {
+                (*kp).addr = place.addr as *mut _;
+            } else {
+                (*kp).symbol_name = hook.symbol.as_ptr().cast::<c_char>();
+                (*kp).offset = place.offset as _;
+            }
+            (*p).rp.maxactive = place.maxactive;
+        }
+        let registered = hook.register(false);
+        if let Some(module) = module_of(hook.name()) {
+            // Not loaded yet: registered when the module comes.
+            if registered.is_ok() || registered == Err(ENOENT) {
+                module_waits::add(&hook, module)?;
+                hook.waits.set(true);
+                return Ok(KBox::new(hook, GFP_KERNEL)?);
+            }
+        }
+        registered?;
+        Ok(KBox::new(hook, GFP_KERNEL)?)
+    }
+
+    /// The symbol, without its NUL.
+    pub(super) fn name(&self) -> &[u8] {
+        self.symbol.split_last().map_or(&[], |(_, name)| name)
+    }
+
+    fn kprobe(&self) -> *mut b::kprobe {
+        // SAFETY: only computes the address of a field of the pinned probe.
+        unsafe { core::ptr::addr_of_mut!((*self.probe.get()).rp.kp) }
+    }
+
+    /// The kprobes core found its place gone (its module unloaded).
+    fn gone(&self) -> bool {
+        // SAFETY: `flags` is an aligned u32 of the pinned kprobe, which the
+        // kprobes core changes under its own lock.
+        let flags = unsafe { AtomicU32::from_ptr(core::ptr::addr_of_mut!((*self.kprobe()).flags)) };
+        flags.load(Ordering::Relaxed) & b::KPROBE_FLAG_GONE != 0
+    }
+
+    /// Whether the event the hook feeds is enabled.
+    pub(super) fn event_enabled(&self) -> bool {
+        // SAFETY: the feed and its sink outlive the hook (`new`'s
+        // contract); the flags are an aligned u32 the hit path reads.
+        unsafe {
+            let sink = (*(*self.probe.get()).feed).sink;
+            AtomicU32::from_ptr(core::ptr::addr_of_mut!((*sink).flags)).load(Ordering::Relaxed) != 0
+        }
+    }
+
+    /// Registers the probe (enabled if `armed`).
+    ///
+    /// Called with event_mutex held, or before anything else can reach
+    /// the hook (type invariant).
+    pub(super) fn register(&self, armed: bool) -> Result {
+        let kp = self.kprobe();
+        // SAFETY: the probe is not registered (the callers unregister it
+        // first), so its fields are ours; a kprobe is registered by
+        // symbol again after an unregister.
+        let ret = unsafe {
+            (*kp).hlist.next = core::ptr::null_mut();
+            (*kp).hlist.pprev = core::ptr::null_mut();
+            let list = core::ptr::addr_of_mut!((*kp).list);
+            (*list).next = list;
+            (*list).prev = list;
+            if !(*kp).symbol_name.is_null() {
+                (*kp).addr = core::ptr::null_mut();
+            }
+            (*kp).flags = if armed { 0 } else { b::KPROBE_FLAG_DISABLED };
+            if self.ret {
+                b::register_kretprobe(core::ptr::addr_of_mut!((*self.probe.get()).rp))
+            } else {
+                b::register_kprobe(kp)
+            }
+        };
+        self.registered.set(ret == 0);
+        kernel::error::to_result(ret)
+    }
+
+    /// Unregisters it if it is; returns once no handler of it runs.
+    pub(super) fn unregister(&self) {
+        if !self.registered.get() {
+            return;
+        }
+        // SAFETY: the probe is registered; unregistering waits for its
+        // handlers.
+        unsafe {
+            if self.ret {
+                b::unregister_kretprobe(core::ptr::addr_of_mut!((*self.probe.get()).rp));
+            } else {
+                b::unregister_kprobe(self.kprobe());
+            }
+        }
+        self.registered.set(false);
+    }
+}
+
+/// The hook as the probe keeps it: pinned in its own allocation.
+impl Hook for Pin<KBox<KprobeHook>> {
+    fn arm(&self) -> Result {
+        // A probe whose module is not there is armed when it comes.
+        if !self.registered.get() || self.gone() {
+            return Ok(());
+        }
+        // SAFETY: a registered kprobe (enable_kretprobe() is this too).
+        kernel::error::to_result(unsafe { b::enable_kprobe(self.kprobe()) })
+    }
+
+    fn disarm(&self) {
+        if self.registered.get() && !self.gone() {
+            // SAFETY: a registered kprobe.
+            unsafe { b::disable_kprobe(self.kprobe()) };
+        }
+    }
+
+    fn misses(&self) -> u64 {
+        // SAFETY: plain counters of the pinned probe, read racily as the
+        // kernel's kprobe_profile does.
+        unsafe {
+            let p = self.probe.get();
+            let kp = (*p).rp.kp.nmissed as u64;
+            if self.ret {
+                kp + (*p).rp.nmissed as u64
+            } else {
+                kp
+            }
+        }
+    }
+}
+
+impl Drop for KprobeHook {
+    fn drop(&mut self) {
+        if self.waits.get() {
+            module_waits::remove(self);
+        }
+        self.unregister();
+    }
+}

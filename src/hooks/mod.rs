@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The kernel hooks behind probes, one implementation of [`Hook`] per
+//! kind of kernel probe. [`new_hook`] is the one place that picks the
+//! implementation for a probe kind.
+
+use kernel::prelude::*;
+
+use crate::sys::bindings as b;
+
+mod kprobe;
+mod module_waits;
+mod shim;
+
+/// A registered (or waiting) kernel probe that feeds one dynprobe probe.
+/// Dropping it unregisters it and returns once no handler of it runs.
+pub(crate) trait Hook: Send + Sync {
+    /// Starts firing. Called with event_mutex held, when the probe's
+    /// event is enabled (a hook waiting for its module starts when the
+    /// module comes).
+    fn arm(&self) -> Result;
+    /// Stops firing; handlers already running may still finish.
+    fn disarm(&self);
+    /// Hits the kernel missed (recursion, no free instance).
+    fn misses(&self) -> u64;
+}
+
+/// The hook for a probe at `place` whose hits run `feed`.
+///
+/// # Safety
+///
+/// `feed` must outlive the hook.
+pub(crate) unsafe fn new_hook(
+    place: &b::dynprobe_place,
+    feed: *mut b::dynprobe_feed,
+) -> Result<KBox<dyn Hook>> {
+    Ok(match place.kind {
+        b::dynprobe_probe_kind_DYNPROBE_KPROBE | b::dynprobe_probe_kind_DYNPROBE_KRETPROBE => {
+            // SAFETY: per the function's contract.
+            unsafe { kprobe::KprobeHook::new(place, feed) }?
+        }
+        // SAFETY: per the function's contract.
+        _ => unsafe { shim::ShimHook::new(place, feed) }?,
+    })
+}
+
+/// Sets up what hooks share (the module notifier).
+pub(crate) fn init() -> Result {
+    module_waits::init()
+}
+
+/// Undoes [`init`], once no hook is left.
+pub(crate) fn exit() {
+    module_waits::exit()
+}
