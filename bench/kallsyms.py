@@ -34,11 +34,29 @@ class Symbols:
         if i < 0:
             return hex(ip)
         n = self.syms[i][1]
+        # Module text with no symbol of its own (an ftrace trampoline
+        # made after the copy) lies past the last symbol of some module.
+        if "[" in n and ip - self.syms[i][0] > 0x1000:
+            return "(unnamed module text)"
         # Rust v0 mangling: keep the last identifier or two.
-        if n.startswith("_R"):
-            parts = re.findall(r"\d+([A-Za-z_][A-Za-z0-9_]*)", n.split()[0])
-            n = "::".join(p for p in parts[-2:] if not p.startswith("Cs")) + " [rust]"
+        if re.match(r"_R[A-Z]", n):
+            n = "::".join(v0_identifiers(n.split()[0])[-2:]) + " [rust]"
         return n
+
+
+def v0_identifiers(sym):
+    """The identifiers of a Rust v0 symbol, roughly: each is its length in
+    decimal, then that many characters, then another tag (a capital
+    letter or the next length) or the end; the crate hashes and
+    back-references fail that test."""
+    out = []
+    for m in re.finditer(r"(?<!\d)(\d+)", sym):
+        end = m.end() + int(m.group(1))
+        ident = sym[m.end():end]
+        if end <= len(sym) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", ident) and \
+                (end == len(sym) or sym[end].isupper() or sym[end].isdigit()):
+            out.append(ident)
+    return out
 
 
 def chains(path):
