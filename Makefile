@@ -10,6 +10,7 @@
 #   make check-debug the guest tests on the debug kernel (KASAN, kmemleak...)
 #   make check-peer  the kernel's kprobe/dynevent ftracetests against dynprobe
 #   make bench    per-hit cost against the in-kernel probe events
+#   make bench-profile  where that cost goes, per function and slab cache
 #   make stress   concurrent definitions, tracing and perf for STRESS_SECONDS
 #   make run      boot the guest, load the module and show it working
 #   make shell    interactive guest with the module built
@@ -29,7 +30,7 @@ else
 MAKE_KERNEL = $(MAKE) -C $(KDIR) M=$(TOP) $(if $(LLVM),LLVM=$(LLVM))
 endif
 
-.PHONY: all module module-stock kbuild-rust dkms-build setup check check-host check-guest check-debug check-peer bench stress run shell clean
+.PHONY: all module module-stock kbuild-rust dkms-build setup check check-host check-guest check-debug check-peer bench bench-profile stress run shell clean
 
 all: module
 
@@ -81,6 +82,11 @@ check-peer: $(GUEST_MODULE)
 bench: module-stock
 	$(TOP)/tools/bench --clock icount
 	$(TOP)/tools/bench --clock wall --memory 0
+
+# Per-function instructions of each pair of contenders behind a target,
+# and slab bytes per event by cache: build/bench/stock-icount-profile/.
+bench-profile: module-stock
+	$(TOP)/tools/bench --profile
 
 STRESS_SECONDS ?= 600
 stress: module

@@ -24,6 +24,11 @@
  *   rbsize BYTES   record size of the raw write (default 40, the size of a
  *		    kprobe or fprobe event with three 8-byte fields)
  *   run N	calls the target N times in a tight loop
+ *   prun N	the same with a pause of a pseudo-random 0 to 255 turns of an
+ *		empty loop before each call: for a profiler that samples
+ *		every P instructions (tools/bench --profile), the tight
+ *		loop repeats exactly and a sample would land on the same
+ *		few instructions of each call; the pause spreads them
  * Reading ctl gives the last run: "ns_per_call_x1000 total_ns N".
  */
 #include <linux/module.h>
@@ -195,15 +200,25 @@ static DEFINE_MUTEX(lock);
 static u64 last_total, last_n;
 static volatile long sink;
 
-static void run(u64 n)
+static void run(u64 n, bool pause)
 {
 	const char *s = dpbench_string;
 	long acc = 0;
+	u32 x = 2463534242u;	/* xorshift32 state: the same pauses each run */
 	u64 i, t0, t1;
+	unsigned int k;
 
 	t0 = ktime_get_ns();
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (pause) {
+			x ^= x << 13;
+			x ^= x >> 17;
+			x ^= x << 5;
+			for (k = x & 255; k; k--)
+				barrier();
+		}
 		acc += dpbench_target(i, i + 1, i + 2, s);
+	}
 	t1 = ktime_get_ns();
 	sink = acc;
 	last_total = t1 - t0;
@@ -238,12 +253,12 @@ static ssize_t ctl_write(struct file *f, const char __user *ubuf, size_t len,
 			ret = -EINVAL;
 		if (!ret)
 			rbsize = n;
-	} else if (!strcmp(buf, "run")) {
+	} else if (!strcmp(buf, "run") || !strcmp(buf, "prun")) {
 		ret = kstrtou64(arg, 0, &n);
 		if (!ret && (!n || n > 100000000))
 			ret = -EINVAL;
 		if (!ret)
-			run(n);
+			run(n, buf[0] == 'p');
 	} else {
 		ret = -EINVAL;
 	}
