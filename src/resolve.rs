@@ -367,16 +367,16 @@ impl Resolver for KernelResolver {
         let Some(name) = SymbolName::new(symbol) else {
             return Some(false);
         };
-        // SAFETY: the buffer holds the name followed by a NUL.
-        Some(unsafe { b::dynprobe_function_traceable(name.0.as_ptr()) })
+        let name = core::ffi::CStr::from_bytes_until_nul(&name.0).ok()?;
+        Some(crate::hooks::function_traceable(name))
     }
 
     /// A tracepoint that is not found may belong to a module loaded later
     /// (the kernel accepts such t probes too): only "yes" is an answer.
     fn tracepoint_exists(&self, name: &str) -> Option<bool> {
         let name = SymbolName::new(name)?;
-        // SAFETY: the buffer holds the name followed by a NUL.
-        unsafe { b::dynprobe_tracepoint_exists(name.0.as_ptr()) }.then_some(true)
+        let name = core::ffi::CStr::from_bytes_until_nul(&name.0).ok()?;
+        crate::hooks::tracepoint_exists(name).then_some(true)
     }
 
     fn symbol_address(&self, name: &str) -> Option<u64> {
@@ -407,7 +407,8 @@ impl Resolver for KernelResolver {
 
     fn default_maxactive(&self) -> u32 {
         // SAFETY: an exported variable, written only while booting.
-        let cpus = unsafe { core::ptr::read_volatile(&raw const kernel::bindings::__num_possible_cpus) };
+        let cpus =
+            unsafe { core::ptr::read_volatile(&raw const kernel::bindings::__num_possible_cpus) };
         // register_kretprobe(): max_t(unsigned int, 10, 2 * num_possible_cpus()).
         cpus.saturating_mul(2).max(10)
     }
@@ -417,9 +418,8 @@ impl Resolver for KernelResolver {
         // know, else `SYM+0xOFFS/0xSIZE [MOD]`. NULL never registers.
         let mut text = [0u8; 600];
         // SAFETY: `text` is writable for its length.
-        let n = unsafe {
-            b::dynprobe_sprint_symbol(text.as_mut_ptr(), text.len(), addr as _, true)
-        };
+        let n =
+            unsafe { b::dynprobe_sprint_symbol(text.as_mut_ptr(), text.len(), addr as _, true) };
         let text = text.get(..n)?;
         if addr == 0 || text.is_empty() || text.starts_with(b"0x") {
             return None;

@@ -73,11 +73,15 @@ struct trace_event_file;
 struct trace_seq;
 struct pt_regs;
 #ifdef __BINDGEN__
-/* The tracing core's and kprobes' types and calls Rust uses. */
+/* The tracing core's, kprobes' and fprobes' types and calls Rust uses. */
 #include <linux/trace_events.h>
 #include <linux/kprobes.h>
+#include <linux/fprobe.h>
+#include <linux/ftrace.h>
 #include <linux/module.h>
+#include <linux/tracepoint.h>
 #else
+#include <linux/fprobe.h>
 #include <linux/kprobes.h>
 #endif
 
@@ -155,30 +159,39 @@ struct dynprobe_kprobe {
 void dynprobe_kprobe_init(struct dynprobe_kprobe *probe, bool ret,
 			  unsigned int entry_data_size);
 
-/* Whether ftrace can hook @func (fprobes and function events). */
-bool dynprobe_function_traceable(const char *func);
-/* Whether a tracepoint named @name exists (t probes). */
-bool dynprobe_tracepoint_exists(const char *name);
+/*
+ * An fprobe probe (f events, function events, and t events on a
+ * tracepoint's probestub): a Rust object (src/hooks/fprobe.rs,
+ * tracepoint.rs) that registers @fp; its handlers are fprobe.c's. An
+ * entry probe on a function of the kernel image hooks fentry.c's shared
+ * ftrace_ops instead, found by @fentry_addr.
+ */
+struct dynprobe_fprobe {
+	struct fprobe fp;
+	struct dynprobe_feed *feed;
+	enum dynprobe_probe_kind kind;
+	unsigned long fentry_addr;
+	struct hlist_node fentry_node;	/* while on the shared ops */
+	bool fentry_armed;
+};
+/* Sets the handlers of an fprobe, with an exit handler if @exit. */
+void dynprobe_fprobe_init(struct dynprobe_fprobe *probe, bool exit,
+			  unsigned int entry_data_size);
+/* Hooks @probe->fentry_addr on the shared ftrace_ops, or unhooks it. */
+int dynprobe_fentry_arm(struct dynprobe_fprobe *probe);
+/* Its handlers may still run until the next RCU grace period. */
+void dynprobe_fentry_disarm(struct dynprobe_fprobe *probe);
+/* Whether @addr is in the modules' area (MODULES_VADDR, a macro). */
+bool dynprobe_in_module_area(unsigned long addr);
+/* Tracepoint @i of @mod, or NULL (tracepoint_ptr_deref(), an inline). */
+struct tracepoint *dynprobe_module_tracepoint(struct module *mod,
+					      unsigned int i);
+/* within_module(), an inline. */
+bool dynprobe_within_module(unsigned long addr, struct module *mod);
 
-/* Per-CPU scratch records of the hit path, and the probes' notifiers. */
+/* Per-CPU scratch records of the hit path. */
 int dynprobe_events_init(void);
 void dynprobe_events_exit(void);
-
-/*
- * A probe at @place feeding @feed: kprobes are registered (disabled) at
- * once, which checks the place; fprobes only when armed. NULL with *@err
- * set on failure.
- */
-struct dynprobe_probe;
-struct dynprobe_probe *dynprobe_probe_create(const struct dynprobe_place *place,
-					     struct dynprobe_feed *feed,
-					     int *err);
-/* Called with event_mutex held, when the probe's event is enabled. */
-int dynprobe_probe_arm(struct dynprobe_probe *probe);
-void dynprobe_probe_disarm(struct dynprobe_probe *probe);
-/* Returns once no handler of the probe runs any more, and frees it. */
-void dynprobe_probe_teardown(struct dynprobe_probe *probe);
-u64 dynprobe_probe_misses(struct dynprobe_probe *probe);
 
 /* Per-CPU hit counters. */
 unsigned long __percpu *dynprobe_counter_alloc(void);

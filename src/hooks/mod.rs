@@ -8,9 +8,13 @@ use kernel::prelude::*;
 
 use crate::sys::bindings as b;
 
+mod fprobe;
 mod kprobe;
 mod module_waits;
-mod shim;
+mod tracepoint;
+
+pub(crate) use fprobe::function_traceable;
+pub(crate) use tracepoint::exists as tracepoint_exists;
 
 /// A registered (or waiting) kernel probe that feeds one dynprobe probe.
 /// Dropping it unregisters it and returns once no handler of it runs.
@@ -39,17 +43,28 @@ pub(crate) unsafe fn new_hook(
             // SAFETY: per the function's contract.
             unsafe { kprobe::KprobeHook::new(place, feed) }?
         }
+        b::dynprobe_probe_kind_DYNPROBE_TRACEPOINT => {
+            // SAFETY: per the function's contract.
+            unsafe { tracepoint::TracepointHook::new(place, feed) }?
+        }
         // SAFETY: per the function's contract.
-        _ => unsafe { shim::ShimHook::new(place, feed) }?,
+        _ => unsafe { fprobe::FprobeHook::new(place, feed) }?,
     })
 }
 
-/// Sets up what hooks share (the module notifier).
+/// Sets up what hooks share (locks, the module notifiers).
 pub(crate) fn init() -> Result {
-    module_waits::init()
+    fprobe::init();
+    module_waits::init()?;
+    if let Err(e) = tracepoint::init() {
+        module_waits::exit();
+        return Err(e);
+    }
+    Ok(())
 }
 
 /// Undoes [`init`], once no hook is left.
 pub(crate) fn exit() {
-    module_waits::exit()
+    tracepoint::exit();
+    module_waits::exit();
 }

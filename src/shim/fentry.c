@@ -46,7 +46,7 @@ static void fentry_callback(unsigned long ip, unsigned long parent_ip,
 			    struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
 	unsigned long func = fentry_symaddr(ip);
-	struct dynprobe_probe *probe;
+	struct dynprobe_fprobe *probe;
 	struct pt_regs *regs;
 	int bit;
 
@@ -69,26 +69,9 @@ static void fentry_callback(unsigned long ip, unsigned long parent_ip,
 }
 NOKPROBE_SYMBOL(fentry_callback);
 
-/* Whether @probe's place is for the shared hook: one function of the image. */
-bool dynprobe_fentry_suits(struct dynprobe_probe *probe)
-{
-	unsigned long addr;
-
-	if (probe->kind != DYNPROBE_FPROBE_ENTRY &&
-	    probe->kind != DYNPROBE_FUNCTION_ENTRY)
-		return false;
-	if (strpbrk(probe->func, "*?[:"))
-		return false;
-	addr = dynprobe_call_kallsyms_lookup_name(probe->func);
-	if (!addr || (addr >= MODULES_VADDR && addr < MODULES_END))
-		return false;
-	probe->fentry_addr = addr;
-	return true;
-}
-
 static bool fentry_addr_armed(unsigned long addr)
 {
-	struct dynprobe_probe *probe;
+	struct dynprobe_fprobe *probe;
 
 	hash_for_each_possible(fentry_probes, probe, fentry_node, addr)
 		if (probe->fentry_addr == addr)
@@ -96,7 +79,7 @@ static bool fentry_addr_armed(unsigned long addr)
 	return false;
 }
 
-int dynprobe_fentry_arm(struct dynprobe_probe *probe)
+int dynprobe_fentry_arm(struct dynprobe_fprobe *probe)
 {
 	unsigned long addr = probe->fentry_addr;
 	int ret = 0;
@@ -117,20 +100,20 @@ int dynprobe_fentry_arm(struct dynprobe_probe *probe)
 	}
 	hash_add_rcu(fentry_probes, &probe->fentry_node, addr);
 	fentry_armed++;
-	probe->registered = true;
+	probe->fentry_armed = true;
 	return 0;
 }
 
 /* Handlers of @probe may still run until the next RCU grace period. */
-void dynprobe_fentry_disarm(struct dynprobe_probe *probe)
+void dynprobe_fentry_disarm(struct dynprobe_fprobe *probe)
 {
 	unsigned long addr = probe->fentry_addr;
 
 	guard(mutex)(&fentry_lock);
-	if (!probe->registered)
+	if (!probe->fentry_armed)
 		return;
 	hash_del_rcu(&probe->fentry_node);
-	probe->registered = false;
+	probe->fentry_armed = false;
 	if (!--fentry_armed)
 		unregister_ftrace_function(&fentry_ops);
 	if (!fentry_addr_armed(addr))

@@ -159,22 +159,12 @@ NOKPROBE_SYMBOL(dynprobe_dispatch);
 
 int dynprobe_events_init(void)
 {
-	int ret;
-
 	scratch = alloc_percpu(struct scratch);
-	if (!scratch)
-		return -ENOMEM;
-	ret = dynprobe_probes_init();
-	if (ret) {
-		free_percpu(scratch);
-		scratch = NULL;
-	}
-	return ret;
+	return scratch ? 0 : -ENOMEM;
 }
 
 void dynprobe_events_exit(void)
 {
-	dynprobe_probes_exit();
 	free_percpu(scratch);
 	scratch = NULL;
 }

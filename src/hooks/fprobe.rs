@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! fprobe hooks: f events and function events, at entry or exit. An entry
+//! probe on one function of the kernel image hooks the shared ftrace_ops
+//! (src/shim/fentry.c), the cheapest hook ftrace has; exits, globs and
+//! functions of modules (whose text comes and goes) use the kernel's
+//! fprobe. Either is registered only while the event is enabled, since a
+//! registered fprobe hooks its function.
+
+use core::cell::Cell;
+use core::ffi::CStr;
+use core::marker::PhantomPinned;
+use core::pin::Pin;
+
+use kernel::ffi::c_char;
+use kernel::prelude::*;
+use kernel::sync::global_lock;
+use kernel::types::Opaque;
+
+use super::Hook;
+use crate::sys::bindings as b;
+
+/// An fprobe, or an entry probe on the shared ftrace_ops.
+///
+/// # Invariants
+///
+/// Pinned: ftrace keeps pointers into `probe` while it is registered.
+/// `func` is the NUL-terminated target. `registered` changes only with
+/// event_mutex held or while nothing else reaches the hook.
+pub(crate) struct FprobeHook {
+    probe: Opaque<b::dynprobe_fprobe>,
+    func: KVec<u8>,
+    /// On the shared ftrace_ops rather than an fprobe.
+    fentry: bool,
+    registered: Cell<bool>,
+    _pin: PhantomPinned,
+}
+
+// SAFETY: the fprobe is changed by ftrace and under event_mutex; the cell
+// as the type invariant says.
+unsafe impl Send for FprobeHook {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for FprobeHook {}
+
+/// Whether `func` is a glob (`*`, `?`, `[`).
+fn is_glob(func: &[u8]) -> bool {
+    func.iter().any(|c| b"*?[".contains(c))
+}
+
+/// The address of `func` if an entry probe on it can use the shared
+/// ftrace_ops: one function of the kernel image.
+fn shared_hook_address(kind: b::dynprobe_probe_kind, func: &CStr) -> Option<usize> {
+    if kind != b::dynprobe_probe_kind_DYNPROBE_FPROBE_ENTRY
+        && kind != b::dynprobe_probe_kind_DYNPROBE_FUNCTION_ENTRY
+    {
+        return None;
+    }
+    if is_glob(func.to_bytes()) || func.to_bytes().contains(&b':') {
+        return None;
+    }
+    // SAFETY: `func` is NUL-terminated; the stub checks the symbol.
+    let addr = unsafe { b::dynprobe_call_kallsyms_lookup_name(func.as_ptr().cast()) };
+    // SAFETY: a plain comparison with the modules' area.
+    (addr != 0 && !unsafe { b::dynprobe_in_module_area(addr) }).then_some(addr)
+}
+
+impl FprobeHook {
+    /// Initialises `probe` for a probe at `place` (not registered).
+    ///
+    /// # Safety
+    ///
+    /// `probe` is zeroed, pinned and unregistered; `feed` outlives it.
+    pub(super) unsafe fn setup(
+        probe: *mut b::dynprobe_fprobe,
+        place: &b::dynprobe_place,
+        feed: *mut b::dynprobe_feed,
+    ) {
+        let exit = place.kind == b::dynprobe_probe_kind_DYNPROBE_FPROBE_EXIT
+            || place.kind == b::dynprobe_probe_kind_DYNPROBE_FUNCTION_EXIT;
+        // SAFETY: per the function's contract.
+        unsafe {
+            b::dynprobe_fprobe_init(probe, exit, place.entry_data_size);
+            (*probe).feed = feed;
+            (*probe).kind = place.kind;
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `feed` must outlive the hook.
+    pub(super) unsafe fn new(
+        place: &b::dynprobe_place,
+        feed: *mut b::dynprobe_feed,
+    ) -> Result<KBox<dyn Hook>> {
+        if place.symbol.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: a non-null place symbol is a NUL-terminated string.
+        let symbol = unsafe { CStr::from_ptr(place.symbol.cast()) };
+        let mut func = KVec::new();
+        func.extend_from_slice(symbol.to_bytes_with_nul(), GFP_KERNEL)?;
+        let fentry_addr = shared_hook_address(place.kind, symbol);
+        let hook = KBox::pin(
+            FprobeHook {
+                probe: Opaque::zeroed(),
+                func,
+                fentry: fentry_addr.is_some(),
+                registered: Cell::new(false),
+                _pin: PhantomPinned,
+            },
+            GFP_KERNEL,
+        )?;
+        // SAFETY: the hook is pinned, zeroed and not registered.
+        unsafe {
+            Self::setup(hook.probe.get(), place, feed);
+            (*hook.probe.get()).fentry_addr = fentry_addr.unwrap_or(0);
+        }
+        // The parser has checked that ftrace can hook the target.
+        Ok(KBox::new(hook, GFP_KERNEL)?)
+    }
+
+    fn name(&self) -> &str {
+        let name = self.func.split_last().map_or(&[][..], |(_, n)| n);
+        core::str::from_utf8(name).unwrap_or("?")
+    }
+}
+
+impl Hook for Pin<KBox<FprobeHook>> {
+    fn arm(&self) -> Result {
+        let probe = self.probe.get();
+        if self.fentry {
+            // SAFETY: the probe is set up; fentry.c takes its own lock.
+            let ret = unsafe { b::dynprobe_fentry_arm(probe) };
+            if ret != 0 {
+                pr_warn!("cannot hook {}: {}\n", self.name(), ret);
+            }
+            return kernel::error::to_result(ret);
+        }
+        let func = self.func.as_ptr().cast::<c_char>();
+        // SAFETY: the fprobe is set up and not registered (event_mutex
+        // orders arm and disarm); `func` is NUL-terminated and outlives
+        // the registration. By name is a lookup; a glob scans every
+        // symbol.
+        let ret = unsafe {
+            let fp = core::ptr::addr_of_mut!((*probe).fp);
+            if is_glob(&self.func) {
+                b::register_fprobe(fp, func, core::ptr::null())
+            } else {
+                let mut syms = [func];
+                b::register_fprobe_syms(fp, syms.as_mut_ptr(), 1)
+            }
+        };
+        if ret != 0 {
+            pr_warn!("cannot register fprobe on {}: {}\n", self.name(), ret);
+        } else {
+            self.registered.set(true);
+        }
+        kernel::error::to_result(ret)
+    }
+
+    fn disarm(&self) {
+        let probe = self.probe.get();
+        if self.fentry {
+            // SAFETY: the probe is set up; unhooking an unhooked probe
+            // does nothing.
+            unsafe { b::dynprobe_fentry_disarm(probe) };
+        } else if self.registered.get() {
+            // SAFETY: a registered fprobe.
+            unsafe { b::unregister_fprobe(core::ptr::addr_of_mut!((*probe).fp)) };
+        }
+        self.registered.set(false);
+    }
+
+    fn misses(&self) -> u64 {
+        // The shared hook's recursion misses are nobody's in particular.
+        if self.fentry {
+            return 0;
+        }
+        // SAFETY: a plain counter of the pinned fprobe, read racily as
+        // the kernel's profile does.
+        unsafe { (*self.probe.get()).fp.nmissed as u64 }
+    }
+}
+
+impl Drop for FprobeHook {
+    fn drop(&mut self) {
+        let probe = self.probe.get();
+        if self.fentry {
+            // SAFETY: the probe is set up; its callbacks run with
+            // preemption disabled, so one grace period after unhooking
+            // none runs.
+            unsafe {
+                b::dynprobe_fentry_disarm(probe);
+                b::synchronize_rcu();
+            }
+        } else if self.registered.get() {
+            // SAFETY: a registered fprobe; unregistering waits for its
+            // handlers.
+            unsafe { b::unregister_fprobe(core::ptr::addr_of_mut!((*probe).fp)) };
+        }
+    }
+}
+
+/// An ftrace_ops that is never registered, for filter checks.
+struct CheckOps(Opaque<b::ftrace_ops>);
+
+// SAFETY: only used under `CHECK`'s lock.
+unsafe impl Sync for CheckOps {}
+
+static CHECK_OPS: CheckOps = CheckOps(Opaque::zeroed());
+
+global_lock! {
+    // SAFETY: initialized in `init`, before any check.
+    unsafe(uninit) static CHECK: Mutex<()> = ();
+}
+
+pub(super) fn init() {
+    // SAFETY: called once at module init, before any check.
+    unsafe { CHECK.init() };
+}
+
+/// Whether ftrace can hook `func` (it is in available_filter_functions).
+/// The kernel's own check, fprobe_count_ips_from_filter(), is not
+/// exported; asking for `func` in the filter of an ftrace_ops that is
+/// never registered answers the same question without hooking anything:
+/// by address for a plain name (a lookup), by pattern for a glob (a scan
+/// of every function).
+pub(crate) fn function_traceable(func: &CStr) -> bool {
+    let bytes = func.to_bytes();
+    let mut glob = KVec::new();
+    let mut addr = 0;
+    if is_glob(bytes) {
+        // ftrace_set_filter() edits the pattern it is given: a copy.
+        if glob
+            .extend_from_slice(func.to_bytes_with_nul(), GFP_KERNEL)
+            .is_err()
+        {
+            return false;
+        }
+    } else {
+        // SAFETY: `func` is NUL-terminated; the stub checks the symbol.
+        addr = unsafe { b::dynprobe_call_kallsyms_lookup_name(func.as_ptr().cast()) };
+        if addr == 0 {
+            return false;
+        }
+    }
+    let _check = CHECK.lock();
+    let ops = CHECK_OPS.0.get();
+    // SAFETY: the ops is never registered and only used under `CHECK`;
+    // the pattern is a writable NUL-terminated copy.
+    let ret = unsafe {
+        let ret = if glob.is_empty() {
+            b::ftrace_set_filter_ip(ops, addr, 0, 1)
+        } else {
+            b::ftrace_set_filter(ops, glob.as_mut_ptr(), bytes.len() as _, 1)
+        };
+        b::ftrace_free_filter(ops);
+        ret
+    };
+    ret == 0
+}

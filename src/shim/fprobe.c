@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The handlers of fprobe probes (f events, function events, and t events,
+ * which are fprobes on a tracepoint's probestub), and the few static
+ * inline functions their Rust owners need (src/hooks/fprobe.rs,
+ * tracepoint.rs). The handlers are C because they are made of ftrace's
+ * static inline functions; they hand each hit to the hit path (hit.c).
+ */
+#include <linux/fprobe.h>
+#include <linux/ftrace.h>
+#include <linux/module.h>
+#include <linux/tracepoint.h>
+#include "dynprobe/resolved.h"
+#include "internal.h"
+
+/*
+ * On x86_64 ftrace_regs holds a pt_regs whose argument, stack pointer,
+ * frame pointer, ip and return value registers are valid: the same
+ * fetchers serve kprobes and fprobes.
+ */
+static int fprobe_entry(struct fprobe *fp, unsigned long entry_ip,
+			unsigned long ret_ip, struct ftrace_regs *fregs,
+			void *entry_data)
+{
+	struct dynprobe_fprobe *probe =
+		container_of(fp, struct dynprobe_fprobe, fp);
+	struct pt_regs *regs = ftrace_partial_regs(fregs, NULL);
+
+	switch (probe->kind) {
+	case DYNPROBE_FPROBE_ENTRY:
+		dynprobe_dispatch(probe->feed, regs, NULL, entry_ip, 0);
+		break;
+	case DYNPROBE_FUNCTION_ENTRY:
+		dynprobe_dispatch(probe->feed, regs, NULL, ret_ip, entry_ip);
+		break;
+	case DYNPROBE_TRACEPOINT:
+		/*
+		 * The stub runs once for every registration of it (other t
+		 * probes, the kernel's own); ours carries this probe as data.
+		 */
+		if (ftrace_regs_get_argument(fregs, 0) == (unsigned long)probe)
+			dynprobe_dispatch(probe->feed, regs, NULL, entry_ip, 0);
+		break;
+	default:
+		/* Exit events: keep what the exit needs of the entry. */
+		if (fp->entry_data_size)
+			dynprobe_rs_store_entry(probe->feed->def, regs, entry_data);
+		break;
+	}
+	return 0;
+}
+NOKPROBE_SYMBOL(fprobe_entry);
+
+static void fprobe_exit(struct fprobe *fp, unsigned long entry_ip,
+			unsigned long ret_ip, struct ftrace_regs *fregs,
+			void *entry_data)
+{
+	struct dynprobe_fprobe *probe =
+		container_of(fp, struct dynprobe_fprobe, fp);
+	struct pt_regs *regs = ftrace_partial_regs(fregs, NULL);
+	const unsigned long *data = fp->entry_data_size ? entry_data : NULL;
+
+	/*
+	 * @ret_ip is what the function graph saved at entry: the rethook
+	 * trampoline if a kretprobe hooked the return before it.
+	 */
+	ret_ip = dynprobe_real_return_address(ret_ip,
+			dynprobe_return_slot(ftrace_regs_get_stack_pointer(fregs)));
+	if (probe->kind == DYNPROBE_FPROBE_EXIT)
+		dynprobe_dispatch(probe->feed, regs, data, entry_ip, ret_ip);
+	else
+		dynprobe_dispatch(probe->feed, regs, data, ret_ip, entry_ip);
+}
+NOKPROBE_SYMBOL(fprobe_exit);
+
+void dynprobe_fprobe_init(struct dynprobe_fprobe *probe, bool exit,
+			  unsigned int entry_data_size)
+{
+	probe->fp.entry_handler = fprobe_entry;
+	if (exit) {
+		probe->fp.exit_handler = fprobe_exit;
+		probe->fp.entry_data_size = entry_data_size;
+	}
+}
+
+bool dynprobe_in_module_area(unsigned long addr)
+{
+	return addr >= MODULES_VADDR && addr < MODULES_END;
+}
+
+struct tracepoint *dynprobe_module_tracepoint(struct module *mod,
+					      unsigned int i)
+{
+	if (i >= mod->num_tracepoints)
+		return NULL;
+	return tracepoint_ptr_deref(&mod->tracepoints_ptrs[i]);
+}
+
+bool dynprobe_within_module(unsigned long addr, struct module *mod)
+{
+	return within_module(addr, mod);
+}
