@@ -14,8 +14,14 @@ use crate::sys::{bindings as b, dynprobe_file};
 /// What an owner made: removed with `!NAME` in `synthetic_events`, or
 /// `-:GROUP/EVENT` in the file it was made through.
 enum Made {
-    Synthetic { name: KVec<u8> },
-    Probe { file: dynprobe_file, group: KVec<u8>, event: KVec<u8> },
+    Synthetic {
+        name: KVec<u8>,
+    },
+    Probe {
+        file: dynprobe_file,
+        group: KVec<u8>,
+        event: KVec<u8>,
+    },
 }
 
 impl Made {
@@ -71,9 +77,7 @@ fn copy(s: &[u8]) -> Result<KVec<u8>> {
 
 impl Owners {
     pub(crate) const fn new() -> Self {
-        Owners {
-            owned: KVec::new(),
-        }
+        Owners { owned: KVec::new() }
     }
 
     /// Records `owner` (not null) as the maker of synthetic event `name`.
@@ -85,7 +89,13 @@ impl Owners {
 
     /// Records `owner` (not null) as the maker of probe event
     /// `group/event`, made through `file`.
-    pub(crate) fn probe(&mut self, owner: usize, file: dynprobe_file, group: &str, event: &str) -> Result {
+    pub(crate) fn probe(
+        &mut self,
+        owner: usize,
+        file: dynprobe_file,
+        group: &str,
+        event: &str,
+    ) -> Result {
         let made = Made::Probe {
             file,
             group: copy(group.as_bytes())?,

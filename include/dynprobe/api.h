@@ -141,8 +141,10 @@ int dynprobe_synth_trace_array(struct dynprobe_event *ev, u64 *vals,
 /*
  * Piecewise: a reservation in the trace buffer, filled field by field
  * (in order, or by name, not both) and committed by
- * dynprobe_synth_trace_end(), which every successful start needs.
- * Opaque: struct synth_event_trace_state.
+ * dynprobe_synth_trace_end(), which every successful start needs (and
+ * no failed one). While the event is disabled the calls succeed and
+ * record nothing. The state holds no pointer to itself: it may be moved
+ * between the calls. Opaque: struct synth_event_trace_state.
  */
 struct dynprobe_synth_state {
 	u64 space[16];

@@ -7,7 +7,7 @@
 //!   traced from a timer every 10 ms, in turn all at once and through a
 //!   reservation (field `how`: 0, 1);
 //! - function event `functions/vfs_write`;
-//! - fprobe event `dynprobe_sample_rust/close_fd`, left to dynprobe to
+//! - fprobe event `dynprobe_sample_rust/open`, left to dynprobe to
 //!   remove when this module unloads.
 //!
 //! The events go when their [`dynprobe::Event`]s are dropped, at unload.
@@ -27,7 +27,7 @@ mod dynprobe;
 
 use dynprobe::{
     Event, Fetch, FetchType, FuncType, FunctionEventBuilder, Name, Place, ProbeEventBuilder,
-    SynthEventBuilder, SynthEventRef, SynthType, Symbol, Value,
+    Symbol, SynthEventBuilder, SynthEventRef, SynthType, Value,
 };
 
 module! {
@@ -65,7 +65,9 @@ impl Ticker {
                 .trace(&[Value::U64(count), Value::U64(0), source])
         } else {
             let mut r = self.event.reserve()?;
-            r.next(Value::U64(count))?.next(Value::U64(1))?.next(source)?;
+            r.next(Value::U64(count))?
+                .next(Value::U64(1))?
+                .next(source)?;
             Ok(())
         }
     }
@@ -104,10 +106,10 @@ impl kernel::Module for Sample {
             .create(module)?;
         ProbeEventBuilder::new(
             Name::new(c"dynprobe_sample_rust")?,
-            Name::new(c"close_fd")?,
-            Place::Fentry(Symbol::new(c"close_fd")?),
+            Name::new(c"open")?,
+            Place::Fentry(Symbol::new(c"do_sys_openat2")?),
         )?
-        .arg(Name::new(c"fd")?, Fetch::Arg(1), Some(FetchType::S32))?
+        .arg(Name::new(c"dfd")?, Fetch::Arg(1), Some(FetchType::S32))?
         .create(module)?
         .keep();
         let event = SynthEventRef::get(name)?;

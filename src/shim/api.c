@@ -418,7 +418,15 @@ EXPORT_SYMBOL_GPL(dynprobe_synth_add_val);
 
 int dynprobe_synth_trace_end(struct dynprobe_synth_state *state)
 {
-	return synth_event_trace_end(kernel_state(state));
+	struct synth_event_trace_state *ks = kernel_state(state);
+
+	/*
+	 * Nothing was reserved when the event was disabled at the start:
+	 * synth_event_trace_end() would commit a record that is not there.
+	 */
+	if (ks->disabled || !ks->entry)
+		return 0;
+	return synth_event_trace_end(ks);
 }
 EXPORT_SYMBOL_GPL(dynprobe_synth_trace_end);
 

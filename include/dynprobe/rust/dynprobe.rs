@@ -23,8 +23,8 @@
 
 #![allow(dead_code)]
 
-use kernel::ffi::{c_char, c_int, c_uint, c_void};
 use core::ptr::NonNull;
+use kernel::ffi::{c_char, c_int, c_uint, c_void};
 
 use kernel::error::{from_err_ptr, to_result};
 use kernel::prelude::*;
@@ -46,17 +46,24 @@ mod ffi {
     }
 
     extern "C" {
-        pub(super) fn __dynprobe_create(kind: c_uint, line: *const c_char, owner: *mut c_void)
-            -> c_int;
+        pub(super) fn __dynprobe_create(
+            kind: c_uint,
+            line: *const c_char,
+            owner: *mut c_void,
+        ) -> c_int;
         pub(super) fn dynprobe_delete(kind: c_uint, event: *const c_char) -> c_int;
-        pub(super) fn dynprobe_event_get(system: *const c_char, event: *const c_char)
-            -> *mut c_void;
+        pub(super) fn dynprobe_event_get(
+            system: *const c_char,
+            event: *const c_char,
+        ) -> *mut c_void;
         pub(super) fn dynprobe_event_put(ev: *mut c_void);
         pub(super) fn dynprobe_event_enable(ev: *mut c_void, enable: bool) -> c_int;
-        pub(super) fn dynprobe_synth_trace_array(ev: *mut c_void, vals: *mut u64, n: c_uint)
-            -> c_int;
-        pub(super) fn dynprobe_synth_trace_start(ev: *mut c_void, state: *mut SynthState)
-            -> c_int;
+        pub(super) fn dynprobe_synth_trace_array(
+            ev: *mut c_void,
+            vals: *mut u64,
+            n: c_uint,
+        ) -> c_int;
+        pub(super) fn dynprobe_synth_trace_start(ev: *mut c_void, state: *mut SynthState) -> c_int;
         pub(super) fn dynprobe_synth_add_next_val(val: u64, state: *mut SynthState) -> c_int;
         pub(super) fn dynprobe_synth_add_val(
             field: *const c_char,
@@ -83,7 +90,9 @@ impl<'a> Name<'a> {
     /// Checks `name`: `EINVAL` unless it is a C identifier that fits.
     pub(crate) fn new(name: &'a CStr) -> Result<Self> {
         let b = name.to_bytes();
-        let ident = b.first().is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        let ident = b
+            .first()
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
             && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
         if ident && b.len() <= NAME_MAX {
             Ok(Name(name))
@@ -106,8 +115,11 @@ impl<'a> Symbol<'a> {
     /// Checks `symbol`: `EINVAL` unless it is one.
     pub(crate) fn new(symbol: &'a CStr) -> Result<Self> {
         let b = symbol.to_bytes();
-        let ok = b.first().is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
-            && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.');
+        let ok = b
+            .first()
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+            && b.iter()
+                .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.');
         if ok && b.len() < 128 {
             Ok(Symbol(symbol))
         } else {
@@ -391,7 +403,8 @@ impl<'a> SynthEventBuilder<'a> {
         if self.fields == SYNTH_FIELDS_MAX {
             return Err(E2BIG);
         }
-        self.line.push(if self.fields == 0 { b" " } else { b"; " })?;
+        self.line
+            .push(if self.fields == 0 { b" " } else { b"; " })?;
         ty.write(&mut self.line)?;
         self.line.push(b" ")?;
         self.line.push(name.bytes())?;
@@ -420,7 +433,11 @@ impl<'a> FunctionEventBuilder<'a> {
         let mut line = Line::new();
         line.push(func.0.to_bytes())?;
         line.push(b"(")?;
-        Ok(FunctionEventBuilder { func, line, args: 0 })
+        Ok(FunctionEventBuilder {
+            func,
+            line,
+            args: 0,
+        })
     }
 
     fn separator(&mut self) -> Result {
@@ -524,7 +541,12 @@ impl<'a> ProbeEventBuilder<'a> {
 
     /// Adds argument `name`, fetched by `fetch`, recorded as `ty` (the
     /// default type when `None`).
-    pub(crate) fn arg(mut self, name: Name<'_>, fetch: Fetch, ty: Option<FetchType>) -> Result<Self> {
+    pub(crate) fn arg(
+        mut self,
+        name: Name<'_>,
+        fetch: Fetch,
+        ty: Option<FetchType>,
+    ) -> Result<Self> {
         self.line.push(b" ")?;
         self.line.push(name.bytes())?;
         self.line.push(b"=")?;
@@ -650,13 +672,14 @@ impl SynthEventRef {
     /// Reserves a record, to fill field by field: committed when the
     /// reservation is dropped.
     pub(crate) fn reserve(&self) -> Result<Reservation<'_>> {
-        let mut r = Reservation {
-            state: ffi::SynthState { space: [0; 16] },
-            _event: self,
-        };
+        let mut state = ffi::SynthState { space: [0; 16] };
         // SAFETY: `ev` is a held synthetic event; `state` is writable.
-        to_result(unsafe { ffi::dynprobe_synth_trace_start(self.0.ev.as_ptr(), &mut r.state) })?;
-        Ok(r)
+        to_result(unsafe { ffi::dynprobe_synth_trace_start(self.0.ev.as_ptr(), &mut state) })?;
+        // Only a started state is ended (by the drop).
+        Ok(Reservation {
+            state,
+            _event: self,
+        })
     }
 }
 
