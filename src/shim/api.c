@@ -327,7 +327,7 @@ struct dynprobe_event *dynprobe_event_get(const char *system,
 
 	if (!word_ok(system, EVENT_STOPS) || !word_ok(event, EVENT_STOPS))
 		return ERR_PTR(-EINVAL);
-	ev = kzalloc(sizeof(*ev), GFP_KERNEL);
+	ev = kzalloc_obj(*ev, GFP_KERNEL);
 	if (!ev)
 		return ERR_PTR(-ENOMEM);
 	ret = dynprobe_rs_api_event_get(system, event, &ev->file);
