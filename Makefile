@@ -2,7 +2,9 @@
 # dynprobe: top-level entry points. See README.md.
 #
 #   make setup    install and build everything (idempotent)
-#   make          build dynprobe.ko against the cached kernel, or KDIR=...
+#   make          build dynprobe.ko against the cached kernel, or KDIR=...,
+#                 and the API's sample modules (samples/)
+#   make samples  only the sample modules (dynprobe.ko built first)
 #   make kbuild-rust  regenerate an installed distribution kernel's Rust
 #                 crates (HEADERS=..., default the running kernel's)
 #   make dkms-build   what dkms.conf runs: both of the above
@@ -25,19 +27,28 @@ ifeq ($(KDIR),)
 # The kernel built by `make setup`, compiled in the trixie root.
 KDIR_CACHED = $(shell $(TOP)/tools/setup-kernel --print-kdir)
 MAKE_KERNEL = $(TOP)/tools/in-root make -C $(KDIR_CACHED) M=$(TOP)
+MAKE_SAMPLES = $(TOP)/tools/in-root make -C $(KDIR_CACHED) M=$(TOP)/samples
 else
 # Any Rust-enabled Linux 7.2 build tree, with the host's toolchain.
 MAKE_KERNEL = $(MAKE) -C $(KDIR) M=$(TOP) $(if $(LLVM),LLVM=$(LLVM))
+MAKE_SAMPLES = $(MAKE) -C $(KDIR) M=$(TOP)/samples $(if $(LLVM),LLVM=$(LLVM))
 endif
+# The samples link against dynprobe.ko's exports.
+SAMPLES_SYMBOLS = KBUILD_EXTRA_SYMBOLS=$(TOP)/Module.symvers
 
-.PHONY: all module module-stock kbuild-rust dkms-build setup check check-host check-guest check-debug check-peer bench bench-profile stress run shell clean
+.PHONY: all module samples module-stock kbuild-rust dkms-build setup check check-host check-guest check-debug check-peer bench bench-profile stress run shell clean
 
 all: module
 
 module:
 	$(MAKE_KERNEL) modules
+	$(MAKE_SAMPLES) $(SAMPLES_SYMBOLS) modules
 
-# dynprobe.ko for Debian's stock kernel, in build/module-stock/.
+samples:
+	$(MAKE_KERNEL) modules
+	$(MAKE_SAMPLES) $(SAMPLES_SYMBOLS) modules
+
+# dynprobe.ko and the samples for Debian's stock kernel, in build/module-stock/.
 module-stock:
 	$(TOP)/tools/build-module-variant stock
 
@@ -100,4 +111,5 @@ shell: $(GUEST_MODULE)
 
 clean:
 	$(MAKE_KERNEL) clean
+	$(MAKE_SAMPLES) clean
 	rm -rf $(TOP)/build

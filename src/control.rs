@@ -10,6 +10,7 @@ use kernel::alloc::KVBox;
 use kernel::prelude::*;
 use kernel::sync::{global_lock, Arc};
 
+use crate::api::{Existing, Owners};
 use crate::error_log;
 use crate::event::{compile, new_definition, CompiledDef, Event, EventsLock, VecWriter};
 use crate::lang::{
@@ -30,6 +31,8 @@ struct Registry {
     workspace: Option<KVBox<Definition>>,
     /// Synthetic events (`synthetic_events`, and `s:` in `dynamic_events`).
     synth: SynthEvents,
+    /// Which module made each event made through the in-kernel API.
+    owners: Owners,
 }
 
 impl Registry {
@@ -38,7 +41,35 @@ impl Registry {
             events: KVec::new(),
             workspace: None,
             synth: SynthEvents::new(),
+            owners: Owners::new(),
         }
+    }
+
+    /// Forgets the owners of events that are gone.
+    fn prune_owners(&mut self) {
+        let mut now = Now {
+            events: &self.events,
+            synth: &mut self.synth,
+        };
+        self.owners.prune(&mut now);
+    }
+}
+
+/// The events there are, for [`Owners::prune`].
+struct Now<'a> {
+    events: &'a KVec<Event>,
+    synth: &'a mut SynthEvents,
+}
+
+impl Existing for Now<'_> {
+    fn synthetic(&mut self, name: &[u8]) -> bool {
+        self.synth.owns(name)
+    }
+
+    fn probe(&self, group: &[u8], event: &[u8]) -> bool {
+        self.events
+            .iter()
+            .any(|e| e.def().group().as_bytes() == group && e.def().event().as_bytes() == event)
     }
 }
 
@@ -58,6 +89,7 @@ pub(crate) fn init() {
 /// gone. Enabled events hold a module reference, so none is enabled here.
 pub(crate) fn exit() {
     let mut registry = REGISTRY.lock();
+    registry.owners.clear();
     registry.synth.exit();
     while registry.events.pop().is_some() {}
     // A static is never dropped: its buffers are freed here or never.
@@ -176,6 +208,7 @@ pub(crate) fn open(
     } else if truncate && control_of(file).is_some() {
         clear(file, &mut registry)?;
     }
+    registry.prune_owners();
     if !read {
         return Ok(None);
     }
@@ -336,16 +369,27 @@ fn append(ev: &mut Event, def: Arc<CompiledDef>, line: &[u8]) -> Result {
 }
 
 fn command(file: dynprobe_file, line: &[u8]) -> Result {
+    run(&mut REGISTRY.lock(), file, line)
+}
+
+/// Runs one line; the owners of events it removes are forgotten.
+fn run(registry: &mut Registry, file: dynprobe_file, line: &[u8]) -> Result {
+    registry.prune_owners();
+    let ret = run_line(registry, file, line);
+    registry.prune_owners();
+    ret
+}
+
+fn run_line(registry: &mut Registry, file: dynprobe_file, line: &[u8]) -> Result {
     if file == b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS {
-        return synth_command(&mut REGISTRY.lock(), SynthSource::SyntheticEvents, line);
+        return synth_command(registry, SynthSource::SyntheticEvents, line);
     }
     let Some(control) = control_of(file) else {
         return Err(EPERM);
     };
     if control == Control::DynamicEvents && lang::is_synth_line(line) {
-        return synth_command(&mut REGISTRY.lock(), SynthSource::DynamicEvents, line);
+        return synth_command(registry, SynthSource::DynamicEvents, line);
     }
-    let mut registry = REGISTRY.lock();
     resolve::btf_init();
     let mut def = match registry.workspace.take() {
         Some(d) => d,
@@ -356,10 +400,10 @@ fn command(file: dynprobe_file, line: &[u8]) -> Result {
         Ok(Command::Nothing) => Ok(()),
         Ok(Command::Remove {
             group, event, args, ..
-        }) => remove(file, &mut registry, group, event, args),
+        }) => remove(file, registry, group, event, args),
         // Frozen into its own allocation, so that the workspace can take
         // the next line.
-        Ok(Command::Define) => compile(&def).and_then(|c| define(&mut registry, c, line)),
+        Ok(Command::Define) => compile(&def).and_then(|c| define(registry, c, line)),
         Err(ref e) => Err(reject(e, line)),
     };
     registry.workspace = Some(def);
@@ -410,4 +454,109 @@ pub(crate) fn write(file: dynprobe_file, piece: &[u8], ends_write: bool) -> Resu
         }
     }
     Ok(used)
+}
+
+/// The control files the in-kernel API runs lines of, by number.
+pub(crate) fn command_file(file: u32) -> Option<dynprobe_file> {
+    let file = file as dynprobe_file;
+    let ok = file == b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS || control_of(file).is_some();
+    ok.then_some(file)
+}
+
+/// A control file's name, for messages.
+pub(crate) fn file_name(file: dynprobe_file) -> &'static str {
+    match file {
+        b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS => "synthetic_events",
+        b::dynprobe_file_DYNPROBE_FILE_FUNCTION_EVENTS => "function_events",
+        b::dynprobe_file_DYNPROBE_FILE_KPROBE_EVENTS => "kprobe_events",
+        b::dynprobe_file_DYNPROBE_FILE_DYNAMIC_EVENTS => "dynamic_events",
+        _ => "?",
+    }
+}
+
+/// Runs a line from another module (src/api.rs), exactly as a line
+/// written to `file`, and records `owner` (a `struct module`, or 0) as
+/// the owner of the event it makes. A probe added to an existing event
+/// belongs to that event's owner.
+pub(crate) fn api_command(file: dynprobe_file, line: &[u8], owner: usize) -> Result {
+    let mut guard = REGISTRY.lock();
+    let registry = &mut *guard;
+    registry.prune_owners();
+    let events = registry.events.len();
+    let synths = registry.synth.len();
+    run(registry, file, line)?;
+    if owner == 0 {
+        return Ok(());
+    }
+    if registry.events.len() == events + 1 {
+        let Some(ev) = registry.events.last() else {
+            return Ok(());
+        };
+        let (group, event) = (ev.def().group(), ev.def().event());
+        if let Err(e) = registry.owners.probe(owner, file, group, event) {
+            // Not left behind unowned: it would outlive its module.
+            if let Some(mut ev) = registry.events.pop() {
+                let _ = ev.remove();
+            }
+            return Err(e);
+        }
+    } else if registry.synth.len() == synths + 1 {
+        let Some(name) = registry.synth.last_name() else {
+            return Ok(());
+        };
+        if let Err(e) = registry.owners.synthetic(owner, name) {
+            let name = KVec::from_elem(0u8, 0, GFP_KERNEL).and_then(|mut v| {
+                v.extend_from_slice(name, GFP_KERNEL)?;
+                Ok(v)
+            });
+            if let Ok(name) = name {
+                let _ = registry.synth.remove(&name);
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// A removal an unloading owner's event refused: the line, the file and
+/// the error.
+pub(crate) type Refused = (KVec<u8>, dynprobe_file, Error);
+
+/// Removes the events `owner` made, as it unloads; returns the removals
+/// that failed (an event in use stays, for its control file to remove).
+pub(crate) fn owner_gone(owner: usize) -> KVec<Refused> {
+    let mut registry = REGISTRY.lock();
+    registry.prune_owners();
+    let mut refused = KVec::new();
+    for (file, line) in registry.owners.take(owner) {
+        if let Err(e) = run(&mut registry, file, &line) {
+            let _ = refused.push((line, file, e), GFP_KERNEL);
+        }
+    }
+    refused
+}
+
+/// Gets the file of dynprobe's event `system/event` with `get` while no
+/// definition can change: with whether it is a synthetic event (the
+/// synthetic system's, made by dynprobe), or `ENOENT` when dynprobe has
+/// no such event.
+pub(crate) fn event_get(
+    system: &[u8],
+    event: &[u8],
+    synthetic: bool,
+    get: impl FnOnce() -> *mut b::trace_event_file,
+) -> Result<(*mut b::trace_event_file, bool)> {
+    let mut registry = REGISTRY.lock();
+    let synth = synthetic && registry.synth.owns(event);
+    let probe = || {
+        registry
+            .events
+            .iter()
+            .any(|e| e.def().group().as_bytes() == system && e.def().event().as_bytes() == event)
+    };
+    if !synth && !probe() {
+        return Err(ENOENT);
+    }
+    let file = kernel::error::from_err_ptr(get())?;
+    Ok((file, synth))
 }

@@ -9,6 +9,7 @@
 
 use kernel::prelude::*;
 
+mod api;
 mod control;
 mod control_files;
 mod error_log;
@@ -52,9 +53,15 @@ impl kernel::Module for Dynprobe {
             sys::resolve_exit();
             return Err(e);
         }
+        if let Err(e) = sys::api_init() {
+            sys::events_exit();
+            sys::resolve_exit();
+            return Err(e);
+        }
         let files = match control_files::ControlFiles::create() {
             Ok(files) => files,
             Err(e) => {
+                sys::api_exit();
                 sys::events_exit();
                 sys::resolve_exit();
                 return Err(e);
@@ -69,6 +76,9 @@ impl Drop for Dynprobe {
     fn drop(&mut self) {
         // The files go first so that no new open() can reach the core.
         drop(self.files.take());
+        // No module can own an event any more: each that used the API
+        // holds dynprobe until it is gone.
+        sys::api_exit();
         control::exit();
         sys::events_exit();
         resolve::btf_exit();

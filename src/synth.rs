@@ -163,6 +163,17 @@ impl SynthEvents {
         self.events.iter().position(|e| e.name() == name)
     }
 
+    /// How many events there are (those still there).
+    pub(crate) fn len(&mut self) -> usize {
+        self.prune();
+        self.events.len()
+    }
+
+    /// The name of the newest event.
+    pub(crate) fn last_name(&self) -> Option<&[u8]> {
+        self.events.last().map(|e| e.name())
+    }
+
     /// Whether dynprobe made the event `name` (and it is still there).
     pub(crate) fn owns(&mut self, name: &[u8]) -> bool {
         self.prune();

@@ -227,5 +227,6 @@ void dynprobe_rs_store_entry(const void *def, struct pt_regs *regs,
 			     unsigned long *entry_data);
 
 #include "dynprobe/synth.h"
+#include "dynprobe/api_glue.h"
 
 #endif /* DYNPROBE_SHIM_H */

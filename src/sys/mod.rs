@@ -57,3 +57,17 @@ pub(crate) fn events_exit() {
     unsafe { bindings::dynprobe_events_exit() };
     crate::hooks::exit();
 }
+
+/// Registers the module notifier through which an unloading module's
+/// events go (the in-kernel API, src/api.rs).
+pub(crate) fn api_init() -> Result {
+    // SAFETY: called once from module init.
+    to_result(unsafe { bindings::dynprobe_api_init() })
+}
+
+/// Unregisters what `api_init` registered.
+pub(crate) fn api_exit() {
+    // SAFETY: called from module exit, or a failed init, after `api_init`
+    // succeeded.
+    unsafe { bindings::dynprobe_api_exit() }
+}

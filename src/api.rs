@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The in-kernel API's Rust half (its exported C functions are
+//! src/shim/api.c): a command from another module runs down the control
+//! files' command path (src/control.rs), and the events it makes are
+//! recorded as that module's, to be removed when it unloads.
+
+use kernel::prelude::*;
+
+use crate::control;
+use crate::lang;
+use crate::sys::{bindings as b, dynprobe_file};
+
+/// What an owner made: removed with `!NAME` in `synthetic_events`, or
+/// `-:GROUP/EVENT` in the file it was made through.
+enum Made {
+    Synthetic {
+        name: KVec<u8>,
+    },
+    Probe {
+        file: dynprobe_file,
+        group: KVec<u8>,
+        event: KVec<u8>,
+    },
+}
+
+impl Made {
+    /// The file and the line that remove the event.
+    fn removal(&self) -> Result<(dynprobe_file, KVec<u8>)> {
+        let mut line = KVec::new();
+        let file = match self {
+            Made::Synthetic { name } => {
+                line.push(b'!', GFP_KERNEL)?;
+                line.extend_from_slice(name, GFP_KERNEL)?;
+                b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS
+            }
+            Made::Probe { file, group, event } => {
+                line.extend_from_slice(b"-:", GFP_KERNEL)?;
+                line.extend_from_slice(group, GFP_KERNEL)?;
+                line.push(b'/', GFP_KERNEL)?;
+                line.extend_from_slice(event, GFP_KERNEL)?;
+                *file
+            }
+        };
+        Ok((file, line))
+    }
+}
+
+/// One event made through the API, and the module that made it.
+struct Owned {
+    /// The owner's `struct module`, compared only: a record goes when its
+    /// module unloads, before the address can be another module's.
+    owner: usize,
+    made: Made,
+}
+
+/// Every event made through the API whose owner is loaded, used under
+/// the control files' lock. A record goes with its event: the owner
+/// removes only what it made, never a later event of the same name.
+pub(crate) struct Owners {
+    owned: KVec<Owned>,
+}
+
+/// What exists now, as the control files see it.
+pub(crate) trait Existing {
+    /// Whether dynprobe's synthetic event `name` exists.
+    fn synthetic(&mut self, name: &[u8]) -> bool;
+    /// Whether dynprobe's probe event `group/event` exists.
+    fn probe(&self, group: &[u8], event: &[u8]) -> bool;
+}
+
+fn copy(s: &[u8]) -> Result<KVec<u8>> {
+    let mut v = KVec::with_capacity(s.len(), GFP_KERNEL)?;
+    v.extend_from_slice(s, GFP_KERNEL)?;
+    Ok(v)
+}
+
+impl Owners {
+    pub(crate) const fn new() -> Self {
+        Owners { owned: KVec::new() }
+    }
+
+    /// Records `owner` (not null) as the maker of synthetic event `name`.
+    pub(crate) fn synthetic(&mut self, owner: usize, name: &[u8]) -> Result {
+        let made = Made::Synthetic { name: copy(name)? };
+        self.owned.push(Owned { owner, made }, GFP_KERNEL)?;
+        Ok(())
+    }
+
+    /// Records `owner` (not null) as the maker of probe event
+    /// `group/event`, made through `file`.
+    pub(crate) fn probe(
+        &mut self,
+        owner: usize,
+        file: dynprobe_file,
+        group: &str,
+        event: &str,
+    ) -> Result {
+        let made = Made::Probe {
+            file,
+            group: copy(group.as_bytes())?,
+            event: copy(event.as_bytes())?,
+        };
+        self.owned.push(Owned { owner, made }, GFP_KERNEL)?;
+        Ok(())
+    }
+
+    /// Drops the records of events that are gone (removed through a
+    /// control file, or the kernel's files for synthetic events).
+    pub(crate) fn prune(&mut self, now: &mut impl Existing) {
+        if self.owned.is_empty() {
+            return;
+        }
+        self.owned.retain(|o| match &o.made {
+            Made::Synthetic { name } => now.synthetic(name),
+            Made::Probe { group, event, .. } => now.probe(group, event),
+        });
+    }
+
+    /// Takes out the records of `owner`'s events, each as the file and
+    /// the line that removes it. Every record of `owner` goes, even one
+    /// whose line could not be made (out of memory: that event stays).
+    pub(crate) fn take(&mut self, owner: usize) -> KVec<(dynprobe_file, KVec<u8>)> {
+        let mut lines = KVec::new();
+        for o in self.owned.iter().filter(|o| o.owner == owner) {
+            if let Ok(line) = o.made.removal() {
+                if lines.push(line, GFP_KERNEL).is_err() {
+                    pr_warn!("out of memory: an event of an unloading module stays\n");
+                }
+            }
+        }
+        self.owned.retain(|o| o.owner != owner);
+        lines
+    }
+
+    /// Forgets every record (module exit).
+    pub(crate) fn clear(&mut self) {
+        self.owned = KVec::new();
+    }
+}
+
+/// # Safety
+///
+/// `ptr` points to `len` readable bytes, or `len` is 0.
+unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
+    if len == 0 || ptr.is_null() {
+        return &[];
+    }
+    // SAFETY: the caller's promise.
+    unsafe { core::slice::from_raw_parts(ptr, len) }
+}
+
+/// # Safety
+///
+/// `ptr` is null or a NUL-terminated string that outlives the result.
+unsafe fn c_str<'a>(ptr: *const u8) -> &'a [u8] {
+    if ptr.is_null() {
+        return &[];
+    }
+    // SAFETY: the caller's promise.
+    unsafe { CStr::from_char_ptr(ptr.cast()) }.to_bytes()
+}
+
+/// Runs a line from another module (see include/dynprobe/api_glue.h).
+///
+/// # Safety
+///
+/// `line` points to `len` readable bytes; `owner` is null or the
+/// calling module's `struct module`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_api_command(
+    file: u32,
+    line: *const u8,
+    len: usize,
+    owner: *const core::ffi::c_void,
+) -> core::ffi::c_int {
+    // SAFETY: the caller's promise.
+    let line = unsafe { bytes(line, len) };
+    let Some(file) = control::command_file(file) else {
+        return EINVAL.to_errno();
+    };
+    match control::api_command(file, line, owner as usize) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Removes what a module made through the API, as it unloads.
+///
+/// # Safety
+///
+/// `name` is the unloading module's NUL-terminated name.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_api_owner_gone(
+    owner: *const core::ffi::c_void,
+    name: *const u8,
+) {
+    // SAFETY: the caller's promise.
+    let name = kernel::str::BStr::from_bytes(unsafe { c_str(name) });
+    for (line, file, e) in control::owner_gone(owner as usize) {
+        pr_warn!(
+            "{} unloads: '{}' in {} failed ({:?}): the event stays, for that file to remove\n",
+            name,
+            kernel::str::BStr::from_bytes(&line),
+            control::file_name(file),
+            e
+        );
+    }
+}
+
+/// Gets the file of dynprobe's event `system/event`, held.
+///
+/// # Safety
+///
+/// `system` and `event` are NUL-terminated; `file` is writable.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_api_event_get(
+    system: *const u8,
+    event: *const u8,
+    file: *mut *mut b::trace_event_file,
+) -> core::ffi::c_int {
+    // SAFETY: the caller's promise.
+    let (sys_name, ev_name) = unsafe { (c_str(system), c_str(event)) };
+    let synthetic = sys_name == lang::SYNTH_SYSTEM.as_bytes();
+    match control::event_get(sys_name, ev_name, synthetic, || {
+        // SAFETY: both strings are NUL-terminated; NULL is the top-level
+        // trace instance.
+        unsafe { b::trace_get_event_file(core::ptr::null(), system.cast(), event.cast()) }
+    }) {
+        Ok((f, synth)) => {
+            // SAFETY: the caller's promise.
+            unsafe { *file = f };
+            i32::from(synth)
+        }
+        Err(e) => e.to_errno(),
+    }
+}
