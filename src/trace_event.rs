@@ -143,14 +143,23 @@ fn align_reaching(end: u32, offset: u32) -> Option<u32> {
 /// cannot, `define_fields` defines the rest. Also returns that index.
 fn fields_array(shape: &Shape) -> Result<(KVec<b::trace_event_fields>, usize)> {
     let view = shape.def.view();
-    let mut array = KVec::with_capacity(view.nr_fields() + 2, GFP_KERNEL)?;
+    // How many fields the array can lay out: it is allocated to its size
+    // (an array of them sized for the largest event would take a bigger
+    // slab object for every small one).
     let mut end = TRACE_ENTRY_SIZE;
     let mut first_defined = view.nr_fields();
-    for (i, (field, type_ptr, name_ptr)) in shape.fields().enumerate() {
-        let Some(align) = align_reaching(end, field.offset) else {
+    for (i, (field, _, _)) in shape.fields().enumerate() {
+        if align_reaching(end, field.offset).is_none() {
             first_defined = i;
             break;
-        };
+        }
+        end = field.offset + field.size;
+    }
+    let defined_later = usize::from(first_defined < view.nr_fields());
+    let mut array = KVec::with_capacity(first_defined + defined_later + 1, GFP_KERNEL)?;
+    end = TRACE_ENTRY_SIZE;
+    for (field, type_ptr, name_ptr) in shape.fields().take(first_defined) {
+        let align = align_reaching(end, field.offset).unwrap_or(1);
         // SAFETY: an all-zero `trace_event_fields` is valid (null
         // pointers, zero numbers).
         let mut entry: b::trace_event_fields = unsafe { core::mem::zeroed() };
@@ -166,7 +175,7 @@ fn fields_array(shape: &Shape) -> Result<(KVec<b::trace_event_fields>, usize)> {
         array.push(entry, GFP_KERNEL)?;
         end = field.offset + field.size;
     }
-    if first_defined < view.nr_fields() {
+    if defined_later != 0 {
         // SAFETY: as above.
         let mut entry: b::trace_event_fields = unsafe { core::mem::zeroed() };
         entry.type_ = TRACE_FUNCTION_TYPE;
