@@ -182,8 +182,10 @@ fn a_field_named_comm_comes_before_the_task_comm() {
         "e:ep syscalls.sys_enter_openat c=$comm:string",
     );
     let regs = FakeRegs::default();
-    let mut mem = FakeMem::default();
-    mem.comm = *b"cat\0\0\0\0\0\0\0\0\0\0\0\0\0";
+    let mem = FakeMem {
+        comm: *b"cat\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        ..FakeMem::default()
+    };
     let mut out = vec![0u8; 256];
     let n = d.view().record(&regs, &mem, HeaderIps::default(), &mut out);
     let mut text = String::new();
