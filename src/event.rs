@@ -15,7 +15,7 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use crate::fetch::{KernelMemory, KernelRegs};
-use crate::lang::{Compiled, DefView, Definition, HeaderIps, ProbeArg, Storage};
+use crate::lang::{Compiled, DefView, Definition, HeaderIps, ProbeArg, ProbeKind, Storage};
 use crate::probe::Probe;
 use crate::sys::bindings as b;
 pub(crate) use crate::trace_event::EventsLock;
@@ -225,8 +225,8 @@ unsafe fn probe_def<'a>(def: *const c_void) -> &'a CompiledDef {
 /// # Safety
 ///
 /// `def` is a live probe's definition, `regs` the hit's registers,
-/// `entry_data` null or the return probe's saved entry words, `buf` valid
-/// for `cap` bytes.
+/// `entry_data` null or the return probe's saved entry words (for an event
+/// probe: its source record, `ip1` bytes), `buf` valid for `cap` bytes.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn dynprobe_rs_record(
     def: *const c_void,
@@ -239,8 +239,18 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_record(
 ) -> usize {
     // SAFETY: per the function's contract.
     let def = unsafe { probe_def(def) }.record_view();
-    // SAFETY: per the function's contract.
-    let regs = unsafe { KernelRegs::new(regs, entry_data, def.entry_args().len()) };
+    let regs = if def.kind() == ProbeKind::Event {
+        // An event probe's hit hands over its source record and its size
+        // (src/shim/eprobe.c).
+        // SAFETY: the record is valid for `ip1` bytes while the handler
+        // runs (the source event's perf buffer).
+        let record = unsafe { core::slice::from_raw_parts(entry_data.cast::<u8>(), ip1) };
+        // SAFETY: per the function's contract; no entry data.
+        unsafe { KernelRegs::new(regs, core::ptr::null(), 0) }.with_record(record)
+    } else {
+        // SAFETY: per the function's contract.
+        unsafe { KernelRegs::new(regs, entry_data, def.entry_args().len()) }
+    };
     // SAFETY: `buf` is valid for `cap` bytes and used by nothing else
     // while the handler runs (per-CPU scratch buffer).
     let out = unsafe { core::slice::from_raw_parts_mut(buf, cap) };

@@ -8,16 +8,18 @@ use crate::sys::bindings as b;
 
 /// Registers at a kprobe or kretprobe hit, plus the entry data a return
 /// probe saved at function entry.
-pub(crate) struct KernelRegs {
+pub(crate) struct KernelRegs<'r> {
     regs: *mut b::pt_regs,
     entry_data: *const kernel::ffi::c_ulong,
     entry_slots: usize,
+    /// An event probe's source record.
+    record: &'r [u8],
 }
 
 /// Number of `unsigned long` slots of x86_64 `struct pt_regs` (r15 .. ss).
 const PT_REGS_SLOTS: usize = 21;
 
-impl KernelRegs {
+impl<'r> KernelRegs<'r> {
     /// # Safety
     ///
     /// `regs` must point to the `pt_regs` of the current probe hit and
@@ -32,11 +34,17 @@ impl KernelRegs {
             regs,
             entry_data,
             entry_slots,
+            record: &[],
         }
+    }
+
+    /// The same, at a record of an event probe's source event.
+    pub(crate) fn with_record(self, record: &'r [u8]) -> Self {
+        KernelRegs { record, ..self }
     }
 }
 
-impl Regs for KernelRegs {
+impl Regs for KernelRegs<'_> {
     fn reg(&self, r: Reg) -> u64 {
         let slot = r as usize;
         if slot >= PT_REGS_SLOTS {
@@ -70,6 +78,10 @@ impl Regs for KernelRegs {
 
     fn return_value(&self) -> u64 {
         self.reg(Reg::Ax)
+    }
+
+    fn event_record(&self) -> &[u8] {
+        self.record
     }
 
     fn entry_data(&self, slot: u32) -> u64 {

@@ -61,6 +61,7 @@ fn place_of(def: DefView<'_>, symbol: &mut CText<600>) -> Result<b::dynprobe_pla
             ProbeKind::FunctionEntry => b::dynprobe_probe_kind_DYNPROBE_FUNCTION_ENTRY,
             ProbeKind::FunctionExit => b::dynprobe_probe_kind_DYNPROBE_FUNCTION_EXIT,
             ProbeKind::Tracepoint => b::dynprobe_probe_kind_DYNPROBE_TRACEPOINT,
+            ProbeKind::Event => b::dynprobe_probe_kind_DYNPROBE_EVENT,
         },
         symbol: match (def.full_symbol(), def.address()) {
             (Some(s), _) => {

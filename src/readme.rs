@@ -28,6 +28,7 @@ lists them. Errors are reported in the tracing error_log.
 \t           r[maxactive][:[<group>/][<event>]] <place> [<args>]
 \t           f[:[<group>/][<event>]] <func-name>[%return] [<args>]
 \t           t[:[<group>/][<event>]] <tracepoint> [<args>]
+\t           e[:[<group>/][<event>]] <attached-group>.<attached-event> [<args>]
 \t           s:[synthetic/]<event> <field> [<field>]
 \t           -:[<group>/][<event>]
 \t    place: [<module>:]<symbol>[+<offset>]|<memaddr>

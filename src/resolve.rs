@@ -11,7 +11,9 @@ use kernel::alloc::KVVec;
 use kernel::prelude::*;
 
 use crate::lang::btf::{build_index, build_index_split, index_len, index_len_split};
-use crate::lang::{Btf, BtfError, BtfFunc, BtfMember, BtfType, FuncEntry, Resolver, SymbolCheck};
+use crate::lang::{
+    Btf, BtfError, BtfFunc, BtfMember, BtfType, EventField, FuncEntry, Resolver, SymbolCheck,
+};
 use crate::sys::bindings as b;
 
 /// The vmlinux BTF and the index that makes lookups in it cheap.
@@ -373,6 +375,14 @@ impl Resolver for KernelResolver {
 
     /// A tracepoint that is not found may belong to a module loaded later
     /// (the kernel accepts such t probes too): only "yes" is an answer.
+    fn event_source(&self, system: &str, event: &str) -> bool {
+        crate::hooks::event_source(system, event)
+    }
+
+    fn event_field(&self, system: &str, event: &str, field: &str) -> Option<EventField> {
+        crate::hooks::event_field(system, event, field)
+    }
+
     fn tracepoint_exists(&self, name: &str) -> Option<bool> {
         let name = SymbolName::new(name)?;
         let name = core::ffi::CStr::from_bytes_until_nul(&name.0).ok()?;

@@ -96,6 +96,7 @@ enum dynprobe_probe_kind {
 	DYNPROBE_FUNCTION_ENTRY,	/* function event: __parent_ip, __ip */
 	DYNPROBE_FUNCTION_EXIT,		/* function exit event: __parent_ip, __ip */
 	DYNPROBE_TRACEPOINT,		/* tracepoint probe: __probe_ip */
+	DYNPROBE_EVENT,			/* event probe: no header */
 };
 
 /* Where a probe goes: @symbol + @offset, or @addr when @symbol is NULL. */
@@ -174,6 +175,45 @@ struct dynprobe_fprobe {
 	struct hlist_node fentry_node;	/* while on the shared ops */
 	bool fentry_armed;
 };
+/*
+ * How an event probe reads a field of its source record (src/lang's
+ * FieldKind, in its order): a number, an array's address, a string's
+ * address (__data_loc, __rel_loc, char[N]) or the pointer a char * holds.
+ */
+enum dynprobe_field_kind {
+	DYNPROBE_FIELD_VALUE,
+	DYNPROBE_FIELD_ARRAY,
+	DYNPROBE_FIELD_DYN_STRING,
+	DYNPROBE_FIELD_REL_STRING,
+	DYNPROBE_FIELD_STATIC_STRING,
+	DYNPROBE_FIELD_PTR_STRING,
+};
+
+struct dynprobe_event_field {
+	int offset;
+	int size;
+	bool is_signed;
+	enum dynprobe_field_kind kind;
+};
+
+/* Whether event probes may attach to @system/@event (0, or -errno). */
+int dynprobe_event_source(const char *system, const char *event);
+/* Field @name of @system/@event (0, or -errno). */
+int dynprobe_event_field(const char *system, const char *event,
+			 const char *name, struct dynprobe_event_field *out);
+
+/*
+ * An event probe's hook (src/shim/eprobe.c): the source event held, and
+ * one in-kernel perf counter per online CPU whose overflow handler runs
+ * @feed with the source record.
+ */
+struct dynprobe_eprobe;
+struct dynprobe_eprobe *dynprobe_eprobe_attach(const char *system,
+					       const char *event,
+					       struct dynprobe_feed *feed);
+/* Releases the counters and the source; no handler runs after it. */
+void dynprobe_eprobe_detach(struct dynprobe_eprobe *eprobe);
+
 /* Sets the handlers of an fprobe, with an exit handler if @exit. */
 void dynprobe_fprobe_init(struct dynprobe_fprobe *probe, bool exit,
 			  unsigned int entry_data_size);

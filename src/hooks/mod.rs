@@ -8,11 +8,13 @@ use kernel::prelude::*;
 
 use crate::sys::bindings as b;
 
+mod eprobe;
 mod fprobe;
 mod kprobe;
 mod module_waits;
 mod tracepoint;
 
+pub(crate) use eprobe::{event_field, event_source};
 pub(crate) use fprobe::function_traceable;
 pub(crate) use tracepoint::exists as tracepoint_exists;
 
@@ -42,6 +44,10 @@ pub(crate) unsafe fn new_hook(
         b::dynprobe_probe_kind_DYNPROBE_KPROBE | b::dynprobe_probe_kind_DYNPROBE_KRETPROBE => {
             // SAFETY: per the function's contract.
             unsafe { kprobe::KprobeHook::new(place, feed) }?
+        }
+        b::dynprobe_probe_kind_DYNPROBE_EVENT => {
+            // SAFETY: per the function's contract.
+            unsafe { eprobe::EprobeHook::new(place, feed) }?
         }
         b::dynprobe_probe_kind_DYNPROBE_TRACEPOINT => {
             // SAFETY: per the function's contract.

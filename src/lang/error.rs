@@ -215,6 +215,9 @@ pub enum ErrorCode {
     SynthInvalidField,
     /// `Invalid array specification` (`SYNTH_ERR_INVALID_ARRAY_SPEC`)
     SynthInvalidArraySpec,
+    /// `Filters of event probes are not supported` (dynprobe's own: an
+    /// event probe's `if FILTER`)
+    EpFilterUnsupported,
 }
 
 /// The kernel's codes in the order of its `trace_probe_err_text` table:
@@ -309,7 +312,7 @@ const KERNEL_CODES: [ErrorCode; ErrorCode::FIRST_OWN as usize] = [
 /// table: the function event syntax's, and the synthetic event parser's
 /// (whose kernel table, in `trace_events_synth.c`, is not reachable from a
 /// module: its texts are copied here).
-const OWN_CODES: [ErrorCode; 18] = [
+const OWN_CODES: [ErrorCode; 19] = [
     ErrorCode::FeNoOpenParen,
     ErrorCode::FeNoCloseParen,
     ErrorCode::FeTrailing,
@@ -328,6 +331,7 @@ const OWN_CODES: [ErrorCode; 18] = [
     ErrorCode::SynthInvalidType,
     ErrorCode::SynthInvalidField,
     ErrorCode::SynthInvalidArraySpec,
+    ErrorCode::EpFilterUnsupported,
 ];
 
 impl ErrorCode {
@@ -478,6 +482,7 @@ impl ErrorCode {
             ErrorCode::SynthInvalidType => "Invalid type",
             ErrorCode::SynthInvalidField => "Invalid field",
             ErrorCode::SynthInvalidArraySpec => "Invalid array specification",
+            ErrorCode::EpFilterUnsupported => "Filters of event probes are not supported",
         }
     }
 
@@ -584,6 +589,7 @@ impl ErrorCode {
             ErrorCode::SynthInvalidType => "INVALID_TYPE",
             ErrorCode::SynthInvalidField => "INVALID_FIELD",
             ErrorCode::SynthInvalidArraySpec => "INVALID_ARRAY_SPEC",
+            ErrorCode::EpFilterUnsupported => "EP_FILTER_UNSUPPORTED",
         }
     }
 }
@@ -603,6 +609,8 @@ pub mod errno {
     pub const ENOMEM: i32 = 12;
     /// File exists.
     pub const EEXIST: i32 = 17;
+    /// No such device (an event probe's source event does not exist).
+    pub const ENODEV: i32 = 19;
     /// Invalid argument.
     pub const EINVAL: i32 = 22;
     /// Result out of range (a number that overflows).
@@ -624,6 +632,8 @@ pub enum Subsystem {
     Function,
     /// `synthetic_events` (synthetic event definitions, in either file).
     Synthetic,
+    /// `event_probe` (e definitions).
+    EventProbe,
 }
 
 impl Subsystem {
@@ -635,6 +645,7 @@ impl Subsystem {
             Subsystem::Dynevent => "dynevent",
             Subsystem::Function => "function_events",
             Subsystem::Synthetic => "synthetic_events",
+            Subsystem::EventProbe => "event_probe",
         }
     }
 }

@@ -12,7 +12,9 @@ use crate::lang::resolver::{BtfFunc, BtfType, Resolver};
 use crate::lang::text::{
     self, at, find, head, is_alpha, is_digit, is_good_name, is_reserved_field, rfind, tail, Fields,
 };
-use crate::lang::types::{Bitfield, Deref, FetchType, Load, Program, Reg, Space, Store, TextRange};
+use crate::lang::types::{
+    Bitfield, Deref, EventField, FetchType, Load, Program, Reg, Space, Store, TextRange,
+};
 use crate::lang::{
     FETCH_INSN_MAX, MAX_ARGSTR_LEN, MAX_ARG_NAME_LEN, MAX_ARRAY_LEN, MAX_PROBE_EVENT_SIZE,
     PARAM_MAX_STACK,
@@ -52,6 +54,9 @@ pub(crate) struct Flags {
     pub(crate) fentry: bool,
     pub(crate) fprobe: bool,
     pub(crate) tpoint: bool,
+    /// An event probe's arguments (`TPARG_FL_TEVENT`): `$FIELD` names a
+    /// field of the source event; no registers.
+    pub(crate) tevent: bool,
 }
 
 impl Flags {
@@ -69,6 +74,8 @@ pub(crate) struct Ctx<'a, R: Resolver> {
     pub(crate) flags: Flags,
     pub(crate) funcname: Option<&'a str>,
     pub(crate) offset: usize,
+    /// An event probe's source event: system and name.
+    pub(crate) source: Option<(&'a str, &'a str)>,
     last_type: Option<(BtfType, u32)>,
     last_bitoffs: u32,
     last_bitsize: u32,
@@ -82,6 +89,7 @@ impl<'a, R: Resolver> Ctx<'a, R> {
             flags,
             funcname,
             offset: 0,
+            source: None,
             last_type: None,
             last_bitoffs: 0,
             last_bitsize: 0,
@@ -129,6 +137,7 @@ enum K {
     Retval,
     Imm(u64),
     Comm,
+    TpArg(EventField),
     Arg(u32),
     Edata(u32),
     Data(TextRange),
@@ -269,7 +278,10 @@ fn parse_body<R: Resolver>(
         tstr = Some(t_only);
     }
     let type_off = colon.map(|c| c + 1).unwrap_or(0);
-    let is_comm = argpart == b"$comm" || argpart == b"$COMM" || argpart.starts_with(b"\\\"");
+    // Event probes take `$comm` as any other `$FIELD` (a field of that
+    // name comes first), typed as written.
+    let is_comm = !ctx.flags.tevent
+        && (argpart == b"$comm" || argpart == b"$COMM" || argpart.starts_with(b"\\\""));
     let mut ty = if is_comm {
         if count > 0 || tstr.is_some_and(|t| t != b"string") {
             return err(ErrorCode::NeedStringType, ctx.offset + type_off);
@@ -419,7 +431,7 @@ fn parse_fetch<R: Resolver>(
             pc = parse_vars(ctx, def, code, pc, arg, abs)?;
         }
         b'%' => {
-            if ctx.flags.fprobe {
+            if ctx.flags.fprobe || ctx.flags.tevent {
                 // The kernel logs BAD_VAR and then BAD_FETCH_ARG at the same
                 // place; report the first, more precise one.
                 return err(ErrorCode::BadVar, ctx.offset);
@@ -539,6 +551,22 @@ fn parse_vars<R: Resolver>(
     _abs: usize,
 ) -> Result<usize, AErr> {
     let arg = tail(orig, 1);
+    if ctx.flags.tevent {
+        // parse_trace_event(): a field of the source event, else $comm.
+        let field = core::str::from_utf8(arg)
+            .ok()
+            .zip(ctx.source)
+            .and_then(|(f, (sys, ev))| ctx.r.event_field(sys, ev, f));
+        if let Some(f) = field {
+            set(code, pc, K::TpArg(f));
+            return Ok(pc);
+        }
+        if arg == b"comm" || arg == b"COMM" {
+            set(code, pc, K::Comm);
+            return Ok(pc);
+        }
+        return err(ErrorCode::BadVar, ctx.offset);
+    }
     if arg.starts_with(b"retval") {
         if !ctx.flags.ret {
             return err(ErrorCode::RetvalOnProbe, ctx.offset);
@@ -803,18 +831,20 @@ fn finalize<R: Resolver>(
         if ty == FetchType::SymStr {
             if !matches!(
                 last,
-                K::Reg(_) | K::Stack(_) | K::Retval | K::Arg(_) | K::Deref(_)
+                K::Reg(_) | K::Stack(_) | K::Retval | K::Arg(_) | K::Deref(_) | K::TpArg(_)
             ) {
                 return err(ErrorCode::BadSymstring, ctx.offset + type_off);
             }
         } else if !matches!(
             last,
-            K::Deref(_) | K::UDeref(_) | K::Imm(_) | K::Comm | K::Data(_)
+            K::Deref(_) | K::UDeref(_) | K::Imm(_) | K::Comm | K::Data(_) | K::TpArg(_)
         ) {
             return err(ErrorCode::BadString, ctx.offset + type_off);
         }
         let mut cur = last;
-        if ty == FetchType::SymStr || matches!(last, K::Imm(_) | K::Comm | K::Data(_)) || count > 0
+        if ty == FetchType::SymStr
+            || matches!(last, K::Imm(_) | K::Comm | K::Data(_) | K::TpArg(_))
+            || count > 0
         {
             pc += 1;
             if op(code, pc) != K::Nop {
@@ -924,6 +954,7 @@ fn to_program(code: &Code, count: u8) -> Option<Program> {
         K::Retval => Load::RetVal,
         K::Imm(v) => Load::Imm(v),
         K::Comm => Load::Comm,
+        K::TpArg(f) => Load::Field(f),
         K::Arg(n) => Load::Arg(n),
         K::Edata(n) => Load::EntryData(n),
         K::Data(r) => Load::ImmString(r),

@@ -28,6 +28,12 @@ pub trait Regs {
     fn instruction_pointer(&self) -> u64 {
         self.reg(Reg::Ip)
     }
+    /// An event probe's source record, from its common header on (empty
+    /// for the other probes). `$FIELD` values are read from it; string
+    /// fields are its addresses, which string stores read as memory.
+    fn event_record(&self) -> &[u8] {
+        &[]
+    }
 }
 
 /// A memory access faulted.
@@ -168,8 +174,10 @@ impl DefView<'_> {
             Some(area) => area.fill(0),
             None => return 0,
         }
-        if let Some(h) = out.get_mut(t..t + 8) {
-            put_le(h, ips.first);
+        if self.header_size() >= 8 {
+            if let Some(h) = out.get_mut(t..t + 8) {
+                put_le(h, ips.first);
+            }
         }
         if self.header_size() == 16 {
             if let Some(h) = out.get_mut(t + 8..t + 16) {
@@ -199,6 +207,10 @@ fn load_value(a: &ProbeArg, regs: &impl Regs) -> u64 {
         Load::EntryData(s) => regs.entry_data(s),
         Load::Imm(v) => v,
         Load::Symbol { addr, .. } => addr,
+        Load::Field(f) => {
+            let rec = regs.event_record();
+            f.value(rec, rec.as_ptr() as u64)
+        }
         Load::Comm | Load::ImmString(_) | Load::None => 0,
     }
 }
@@ -288,7 +300,9 @@ fn run_arg(a: &ProbeArg, base: usize, regs: &impl Regs, mem: &impl Memory, d: &m
 
     // Immediate and comm strings.
     match prog.load {
-        Load::Comm => {
+        // Untyped, an event probe's `$comm` is the address the kernel's
+        // records (which dynprobe does not disclose: 0).
+        Load::Comm if a.ty.is_string() => {
             let c = mem.comm();
             let n = c.iter().position(|&b| b == 0).unwrap_or(c.len());
             let loc = store_bytes(d, text::head(&c, n));

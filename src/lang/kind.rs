@@ -2,7 +2,7 @@
 //! Probe kinds, and everything that tells one from another in one table
 //! ([`ProbeKind::info`]): a new kind is a variant and a row. What the
 //! kernel layer does to register each kind is its own concern (the
-//! probe's place, src/event.rs, and its registration, src/shim/probe.c).
+//! probe's place, src/probe.rs, and its hook, src/hooks/).
 
 use crate::lang::def::Control;
 use crate::lang::error::Subsystem;
@@ -24,6 +24,8 @@ pub enum ProbeKind {
     FunctionEntry,
     /// function event at exit (`FUNC(ARGS) -> TYPE NAME`).
     FunctionExit,
+    /// event probe (`e SYS.EVENT`): fed by another trace event's records.
+    Event,
 }
 
 /// The kernel's families of dynamic events: which control files list a
@@ -38,6 +40,8 @@ pub enum Family {
     Fprobe,
     /// function events: `function_events` only, one probe per event.
     Function,
+    /// event probes (`e`): `event_probe`, one probe per event.
+    Event,
 }
 
 /// Where in the probed code a kind fires. Probes of one event must fire
@@ -50,6 +54,8 @@ pub enum Site {
     Exit,
     /// A tracepoint.
     Tracepoint,
+    /// A record of another trace event.
+    Event,
 }
 
 /// One row of the kind table.
@@ -91,7 +97,7 @@ const fn row(
 
 impl ProbeKind {
     /// Every kind, in declaration order.
-    pub const ALL: [ProbeKind; 7] = [
+    pub const ALL: [ProbeKind; 8] = [
         ProbeKind::Kprobe,
         ProbeKind::Kretprobe,
         ProbeKind::FprobeEntry,
@@ -99,6 +105,7 @@ impl ProbeKind {
         ProbeKind::Tracepoint,
         ProbeKind::FunctionEntry,
         ProbeKind::FunctionExit,
+        ProbeKind::Event,
     ];
 
     /// The kind's row.
@@ -113,6 +120,7 @@ impl ProbeKind {
             ProbeKind::Tracepoint => row(Family::Fprobe, Site::Tracepoint, Some('t'), "", PROBE_IP),
             ProbeKind::FunctionEntry => row(Family::Function, Site::Entry, None, "", FUNCTION_IPS),
             ProbeKind::FunctionExit => row(Family::Function, Site::Exit, None, "", FUNCTION_IPS),
+            ProbeKind::Event => row(Family::Event, Site::Event, Some('e'), "", &[]),
         }
     }
 
@@ -131,6 +139,11 @@ impl ProbeKind {
         self.family() == Family::Function
     }
 
+    /// True for event probes.
+    pub fn is_event_probe(self) -> bool {
+        self.family() == Family::Event
+    }
+
     /// Size of the probe's header after the common `trace_entry`.
     pub fn header_size(self) -> u32 {
         8 * self.info().header.len() as u32
@@ -139,7 +152,9 @@ impl ProbeKind {
     /// Whether a probe of kind `self` may join an event whose probes are
     /// of kind `first`; the error the kernel gives when not.
     pub fn joins(self, first: ProbeKind) -> Result<(), JoinRefusal> {
-        if self.family() != first.family() || self.is_function_event() {
+        if self.family() != first.family()
+            || matches!(self.family(), Family::Function | Family::Event)
+        {
             Err(JoinRefusal::OtherFamily)
         } else if self.info().site != first.info().site {
             Err(JoinRefusal::OtherSite)
@@ -152,7 +167,8 @@ impl ProbeKind {
 /// Why a probe cannot join an existing event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JoinRefusal {
-    /// Another family's event, or a function event (one probe each): the
+    /// Another family's event, or a function event or event probe (one
+    /// probe each): the
     /// kernel's `EVENT_EXIST`.
     OtherFamily,
     /// Entry, exit and tracepoint probes do not mix: `DIFF_PROBE_TYPE`.
@@ -167,6 +183,8 @@ impl Family {
         match control {
             Control::KprobeEvents => self == Family::Kprobe,
             Control::DynamicEvents => self != Family::Function,
+            // Listed there, but event probes are only defined in
+            // dynamic_events (their `e` lines).
             Control::FunctionEvents => self == Family::Function,
         }
     }
@@ -177,6 +195,7 @@ impl Family {
             Family::Kprobe => Subsystem::Kprobe,
             Family::Fprobe => Subsystem::Fprobe,
             Family::Function => Subsystem::Function,
+            Family::Event => Subsystem::EventProbe,
         }
     }
 }

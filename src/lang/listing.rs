@@ -75,7 +75,20 @@ impl DefView<'_> {
             return place == self.symbol.as_bytes();
         }
         let mut buf: Str<{ SYMBOL_CAP + 32 }> = Str::new();
-        if self.write_listed_place(&mut buf).is_err() || buf.as_bytes() != place {
+        if self.write_listed_place(&mut buf).is_err() {
+            return false;
+        }
+        let listed = buf.as_bytes();
+        // An event probe's source matches as `SYSTEM.EVENT` or
+        // `SYSTEM/EVENT` (`eprobe_dyn_event_match()`).
+        let same_place = listed == place
+            || (self.kind.is_event_probe()
+                && listed.len() == place.len()
+                && listed
+                    .iter()
+                    .zip(place)
+                    .all(|(l, p)| l == p || (*l == b'.' && *p == b'/')));
+        if !same_place {
             return false;
         }
         let mut i = 0usize;

@@ -95,7 +95,8 @@ pub use synth::{
 };
 pub use text::Str;
 pub use types::{
-    Bitfield, Deref, FetchType, Load, PrintKind, Program, Reg, Space, Store, TextRange, MAX_DEREFS,
+    Bitfield, Deref, EventField, FetchType, FieldKind, Load, PrintKind, Program, Reg, Space, Store,
+    TextRange, MAX_DEREFS,
 };
 pub use view::DefView;
 

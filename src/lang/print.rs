@@ -180,7 +180,10 @@ impl DefView<'_> {
             return Ok(());
         }
         write!(w, "{}: (", self.event())?;
-        if self.header_size() == 16 {
+        if self.kind().is_event_probe() {
+            // The source event, as the kernel's eprobe prints it.
+            w.write_str(self.symbol().unwrap_or(""))?;
+        } else if self.header_size() == 16 {
             ip(w, sym, second, true)?;
             w.write_str(" <- ")?;
             ip(w, sym, first, false)?;

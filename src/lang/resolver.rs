@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-//! What the parser asks the kernel: symbols, probe points and BTF.
+//! What the parser asks the kernel: symbols, probe points, BTF and the
+//! trace events event probes attach to.
 //!
 //! Every method has a default so a resolver can answer only what it knows;
 //! [`NoResolver`] answers nothing. With no answer the parser behaves as the
 //! kernel does when the information is missing (for example BTF argument
 //! names fail with `NO_BTF_ENTRY`, `@SYM` fails with `BAD_PROBE_ADDR`).
+
+use crate::lang::types::EventField;
 
 /// Result of counting the symbols a probe names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,6 +190,19 @@ pub trait Resolver {
     /// `offsetof(struct file, f_path.dentry)` (for `:%pD`).
     fn file_dentry_offset(&self) -> u64 {
         0x48
+    }
+
+    /// Whether trace event `system`/`event` exists and an event probe may
+    /// attach to it (the kernel's `find_and_get_event()`: not a kprobe,
+    /// uprobe or event probe event, nor one of ftrace's own).
+    fn event_source(&self, _system: &str, _event: &str) -> bool {
+        false
+    }
+
+    /// Field `field` of trace event `system`/`event` (its own fields,
+    /// not the common ones, as `trace_get_fields()` lists them).
+    fn event_field(&self, _system: &str, _event: &str, _field: &str) -> Option<EventField> {
+        None
     }
 }
 

@@ -412,6 +412,69 @@ pub struct TextRange {
     pub len: u8,
 }
 
+/// How a field of an event probe's source record is read
+/// (`get_event_field()`, by the field's `filter_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldKind {
+    /// A number of 1, 2, 4 or 8 bytes (sign-extended when signed).
+    Value,
+    /// Any other size (an array): its address in the record.
+    Array,
+    /// `__data_loc char[]`: the string's address, from the record start.
+    DynString,
+    /// `__rel_loc char[]`: the string's address, from the field.
+    RelString,
+    /// `char[N]`: the field's address.
+    StaticString,
+    /// `char *`: the pointer the field holds.
+    PtrString,
+}
+
+/// A field of the event an event probe is attached to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventField {
+    /// Offset from the start of the record (common header included).
+    pub offset: u16,
+    /// Size in bytes.
+    pub size: u16,
+    /// `signed:` of the source event's format.
+    pub signed: bool,
+    /// How the value is taken from the record.
+    pub kind: FieldKind,
+}
+
+impl EventField {
+    /// The value `get_event_field()` takes from `rec`, a record whose
+    /// first byte is at address `base`; 0 when the field lies outside it.
+    pub fn value(&self, rec: &[u8], base: u64) -> u64 {
+        let off = usize::from(self.offset);
+        let addr = base.wrapping_add(u64::from(self.offset));
+        let read = |n: usize| -> Option<u64> {
+            let b = rec.get(off..off.checked_add(n)?)?;
+            let mut v = [0u8; 8];
+            v.get_mut(..n)?.copy_from_slice(b);
+            Some(u64::from_le_bytes(v))
+        };
+        let v = match self.kind {
+            FieldKind::DynString => read(4).map(|loc| base.wrapping_add(loc & 0xffff)),
+            // As the kernel's eprobe reads it: from the field itself.
+            FieldKind::RelString => read(4).map(|loc| addr.wrapping_add(loc & 0xffff)),
+            FieldKind::StaticString | FieldKind::Array => Some(addr),
+            FieldKind::PtrString => read(8),
+            FieldKind::Value => {
+                let n = usize::from(self.size);
+                read(n).map(|v| match (self.signed, n) {
+                    (true, 1) => v as u8 as i8 as i64 as u64,
+                    (true, 2) => v as u16 as i16 as i64 as u64,
+                    (true, 4) => v as u32 as i32 as i64 as u64,
+                    _ => v,
+                })
+            }
+        };
+        v.unwrap_or(0)
+    }
+}
+
 /// First stage of a fetch program: where the value comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Load {
@@ -431,6 +494,8 @@ pub enum Load {
     Imm(u64),
     /// `$comm`: the current task's command name.
     Comm,
+    /// `$FIELD` of an event probe: a field of the source event's record.
+    Field(EventField),
     /// `\"str"`: the text (without quotes) is in the argument's text.
     ImmString(TextRange),
     /// `@SYM[+|-OFFS]`: `addr` is the resolved address (offset included).

@@ -289,7 +289,9 @@ impl<'a> DefView<'a> {
         if self.kind.is_function_event() {
             return self.function_print_fmt(w);
         }
-        let (fmt, args) = if self.kind.is_return() {
+        let (fmt, args) = if self.kind.is_event_probe() {
+            ("", "")
+        } else if self.kind.is_return() {
             ("(%lx <- %lx)", ", REC->__probe_func, REC->__probe_ret_ip")
         } else {
             ("(%lx)", ", REC->__probe_ip")

@@ -27,6 +27,15 @@ const FUNCS: &[&str] = &[
 ];
 
 impl Resolver for FakeKernel {
+    fn event_source(&self, system: &str, event: &str) -> bool {
+        matches!(
+            (system, event),
+            ("syscalls", "sys_enter_openat") | ("sched", "sched_process_exec")
+        )
+    }
+    fn event_field(&self, system: &str, event: &str, field: &str) -> Option<EventField> {
+        fake_event_field(system, event, field)
+    }
     fn symbol_address(&self, name: &str) -> Option<u64> {
         match name {
             "_sdata" => Some(0xffff_ffff_8200_0000),
@@ -205,6 +214,29 @@ impl Resolver for FakeKernel {
     }
 }
 
+/// `syscalls/sys_enter_openat` and `sched/sched_process_exec` as the
+/// kernel's format files show them.
+fn fake_event_field(system: &str, event: &str, field: &str) -> Option<EventField> {
+    let f = |offset, size, signed, kind| {
+        Some(EventField {
+            offset,
+            size,
+            signed,
+            kind,
+        })
+    };
+    match (system, event, field) {
+        ("syscalls", "sys_enter_openat", "__syscall_nr") => f(8, 4, true, FieldKind::Value),
+        ("syscalls", "sys_enter_openat", "dfd") => f(16, 8, true, FieldKind::Value),
+        ("syscalls", "sys_enter_openat", "filename") => f(24, 8, false, FieldKind::PtrString),
+        ("syscalls", "sys_enter_openat", "flags") => f(32, 8, true, FieldKind::Value),
+        ("sched", "sched_process_exec", "filename") => f(8, 4, true, FieldKind::DynString),
+        ("sched", "sched_process_exec", "pid") => f(12, 4, true, FieldKind::Value),
+        ("sched", "sched_process_exec", "comm") => f(16, 16, true, FieldKind::StaticString),
+        _ => None,
+    }
+}
+
 /// Parse or panic with the error.
 pub fn def_of(control: Control, line: &str) -> Box<Definition> {
     let mut d = Box::new(Definition::new());
@@ -256,6 +288,7 @@ pub struct FakeRegs {
     pub ret: u64,
     pub sp: u64,
     pub edata: Vec<u64>,
+    pub record: Vec<u8>,
 }
 
 impl Regs for FakeRegs {
@@ -277,6 +310,9 @@ impl Regs for FakeRegs {
     }
     fn entry_data(&self, slot: u32) -> u64 {
         self.edata.get(slot as usize).copied().unwrap_or(0)
+    }
+    fn event_record(&self) -> &[u8] {
+        &self.record
     }
 }
 

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Event probes' hook: the source event's records, through in-kernel perf
+//! counters (src/shim/eprobe.c says why perf). The counters are made with
+//! the probe, outside event_mutex, because making and releasing them takes
+//! it (`perf_trace_init()`, `perf_trace_destroy()`), and run from then on:
+//! enabling the event probe needs no perf call under event_mutex, and the
+//! overflow handler returns at once while the event probe is disabled.
+//! The source event stays held (busy) while the probe exists, as the
+//! kernel's event probes hold theirs.
+
+use core::ffi::CStr;
+use core::ptr::NonNull;
+
+use kernel::prelude::*;
+
+use super::Hook;
+use crate::lang::{EventField, FieldKind};
+use crate::sys::bindings as b;
+
+/// `SYSTEM.EVENT` as two NUL-terminated names.
+struct SourceName {
+    buf: [u8; 2 * crate::lang::MAX_EVENT_NAME_LEN + 2],
+    event_at: usize,
+}
+
+impl SourceName {
+    fn new(system: &str, event: &str) -> Option<Self> {
+        let mut buf = [0u8; 2 * crate::lang::MAX_EVENT_NAME_LEN + 2];
+        let event_at = system.len().checked_add(1)?;
+        buf.get_mut(..system.len())?
+            .copy_from_slice(system.as_bytes());
+        buf.get_mut(event_at..event_at.checked_add(event.len())?)?
+            .copy_from_slice(event.as_bytes());
+        // The NULs after each name: the buffer is zeroed and one byte
+        // longer than both names.
+        buf.get(event_at.checked_add(event.len())?)?;
+        Some(SourceName { buf, event_at })
+    }
+
+    /// From a place's `SYSTEM.EVENT` (the event has no `.`).
+    fn of_place(place: &str) -> Option<Self> {
+        let dot = place.rfind('.')?;
+        Self::new(place.get(..dot)?, place.get(dot + 1..)?)
+    }
+
+    fn system(&self) -> *const u8 {
+        self.buf.as_ptr()
+    }
+
+    fn event(&self) -> *const u8 {
+        self.buf[self.event_at..].as_ptr()
+    }
+}
+
+/// Whether an event probe may attach to `system`/`event`.
+pub(crate) fn event_source(system: &str, event: &str) -> bool {
+    let Some(name) = SourceName::new(system, event) else {
+        return false;
+    };
+    // SAFETY: both names are NUL-terminated and outlive the call.
+    unsafe { b::dynprobe_event_source(name.system(), name.event()) == 0 }
+}
+
+/// Field `field` of `system`/`event`, as the parser wants it.
+pub(crate) fn event_field(system: &str, event: &str, field: &str) -> Option<EventField> {
+    let name = SourceName::new(system, event)?;
+    let mut cfield = [0u8; 128];
+    cfield.get_mut(..field.len())?.copy_from_slice(field.as_bytes());
+    cfield.get(field.len())?;
+    let mut out = b::dynprobe_event_field {
+        offset: 0,
+        size: 0,
+        is_signed: false,
+        kind: 0,
+    };
+    // SAFETY: the names are NUL-terminated and outlive the call; `out` is
+    // a valid place to write the answer.
+    let ret = unsafe {
+        b::dynprobe_event_field(name.system(), name.event(), cfield.as_ptr(), &mut out)
+    };
+    if ret != 0 {
+        return None;
+    }
+    let kind = match out.kind {
+        b::dynprobe_field_kind_DYNPROBE_FIELD_VALUE => FieldKind::Value,
+        b::dynprobe_field_kind_DYNPROBE_FIELD_ARRAY => FieldKind::Array,
+        b::dynprobe_field_kind_DYNPROBE_FIELD_DYN_STRING => FieldKind::DynString,
+        b::dynprobe_field_kind_DYNPROBE_FIELD_REL_STRING => FieldKind::RelString,
+        b::dynprobe_field_kind_DYNPROBE_FIELD_STATIC_STRING => FieldKind::StaticString,
+        _ => FieldKind::PtrString,
+    };
+    Some(EventField {
+        offset: u16::try_from(out.offset).ok()?,
+        size: u16::try_from(out.size).ok()?,
+        signed: out.is_signed,
+        kind,
+    })
+}
+
+/// The counters and the held source of one event probe.
+///
+/// # Invariants
+///
+/// `eprobe` came from `dynprobe_eprobe_attach()` and is detached on drop
+/// only.
+pub(crate) struct EprobeHook {
+    eprobe: NonNull<b::dynprobe_eprobe>,
+}
+
+// SAFETY: the C object is touched only at creation and in `drop`, each
+// from one task; its handlers run on their own.
+unsafe impl Send for EprobeHook {}
+// SAFETY: `&EprobeHook` gives access to nothing of the C object.
+unsafe impl Sync for EprobeHook {}
+
+impl EprobeHook {
+    /// Attaches to the place's `SYSTEM.EVENT`; hits run `feed`. Called
+    /// without event_mutex held.
+    ///
+    /// # Safety
+    ///
+    /// `place.symbol` is NUL-terminated; `feed` outlives the hook.
+    pub(crate) unsafe fn new(
+        place: &b::dynprobe_place,
+        feed: *mut b::dynprobe_feed,
+    ) -> Result<KBox<dyn Hook>> {
+        // SAFETY: per the function's contract.
+        let place = unsafe { CStr::from_ptr(place.symbol.cast()) };
+        let name = place
+            .to_str()
+            .ok()
+            .and_then(SourceName::of_place)
+            .ok_or(EINVAL)?;
+        // SAFETY: the names are NUL-terminated; `feed` outlives the
+        // counters (per the function's contract), which the drop releases.
+        let eprobe = unsafe { b::dynprobe_eprobe_attach(name.system(), name.event(), feed) };
+        let eprobe = kernel::error::from_err_ptr(eprobe)?;
+        let eprobe = NonNull::new(eprobe).ok_or(ENOMEM)?;
+        Ok(KBox::new(EprobeHook { eprobe }, GFP_KERNEL)? as KBox<dyn Hook>)
+    }
+}
+
+impl Hook for EprobeHook {
+    fn arm(&self) -> Result {
+        // The counters run from creation; the handler checks the sink.
+        Ok(())
+    }
+
+    fn disarm(&self) {}
+
+    fn misses(&self) -> u64 {
+        0
+    }
+}
+
+impl Drop for EprobeHook {
+    fn drop(&mut self) {
+        // SAFETY: attached (type invariant) and detached only here; the
+        // drop runs without event_mutex held (probes are dropped so).
+        unsafe { b::dynprobe_eprobe_detach(self.eprobe.as_ptr()) };
+    }
+}

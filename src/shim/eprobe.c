@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Event probes' hook. The kernel's own event probe hooks its source event
+ * with an event trigger, whose registration is not exported; what is, and
+ * hands over every record of any trace event with its bytes, is perf: one
+ * in-kernel counter per online CPU on the event's id (PERF_TYPE_TRACEPOINT,
+ * raw samples, a period of one), whose overflow handler gets the record.
+ * Perf registration is the tracing core's TRACE_REG_PERF_REGISTER, apart
+ * from the trace instances': what the source event records there does not
+ * change. The Rust side (src/hooks/eprobe.rs) owns the result.
+ */
+#include <linux/cpumask.h>
+#include <linux/perf_event.h>
+#include <linux/slab.h>
+#include <linux/trace_events.h>
+#include "internal.h"
+
+/*
+ * struct ftrace_event_field of kernel/trace/trace.h, which the tracing
+ * core keeps private; as in Linux 7.2 (checked against its source).
+ */
+struct dynprobe_ftrace_event_field {
+	struct list_head link;
+	const char *name;
+	const char *type;
+	int filter_type;
+	int offset;
+	int size;
+	unsigned int is_signed:1;
+	unsigned int needs_test:1;
+	int len;
+};
+
+struct dynprobe_eprobe {
+	struct trace_event_file *source;	/* held: the source stays */
+	struct perf_event **counters;		/* by CPU, NULL where none */
+};
+
+/*
+ * The source event with a reference (trace_get_event_file()), or an
+ * ERR_PTR. ftrace's own events (ftrace/function and the like) are refused
+ * as the kernel's event probes refuse them: perf on them is not a record
+ * feed but a tracer.
+ */
+static struct trace_event_file *source_get(const char *system,
+					   const char *event)
+{
+	struct trace_event_file *file = trace_get_event_file(NULL, system, event);
+
+	if (IS_ERR(file))
+		return file;
+	if (file->event_call->flags & TRACE_EVENT_FL_IGNORE_ENABLE) {
+		trace_put_event_file(file);
+		return ERR_PTR(-ENODEV);
+	}
+	return file;
+}
+
+int dynprobe_event_source(const char *system, const char *event)
+{
+	struct trace_event_file *file = source_get(system, event);
+
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	trace_put_event_file(file);
+	return 0;
+}
+
+static enum dynprobe_field_kind field_kind(const struct dynprobe_ftrace_event_field *f)
+{
+	switch (f->filter_type) {
+	case FILTER_DYN_STRING:
+		return DYNPROBE_FIELD_DYN_STRING;
+	case FILTER_RDYN_STRING:
+		return DYNPROBE_FIELD_REL_STRING;
+	case FILTER_STATIC_STRING:
+		return DYNPROBE_FIELD_STATIC_STRING;
+	case FILTER_PTR_STRING:
+		return DYNPROBE_FIELD_PTR_STRING;
+	default:
+		break;
+	}
+	switch (f->size) {
+	case 1:
+	case 2:
+	case 4:
+	case 8:
+		return DYNPROBE_FIELD_VALUE;
+	default:
+		return DYNPROBE_FIELD_ARRAY;
+	}
+}
+
+int dynprobe_event_field(const char *system, const char *event,
+			 const char *name, struct dynprobe_event_field *out)
+{
+	struct trace_event_file *file = source_get(system, event);
+	struct dynprobe_ftrace_event_field *f;
+	struct list_head *head;
+	int ret = -ENOENT;
+
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	/* The reference keeps the event, and with it its fields. */
+	head = trace_get_fields(file->event_call);
+	list_for_each_entry(f, head, link) {
+		if (strcmp(f->name, name))
+			continue;
+		out->offset = f->offset;
+		out->size = f->size;
+		out->is_signed = f->is_signed;
+		out->kind = field_kind(f);
+		ret = 0;
+		break;
+	}
+	trace_put_event_file(file);
+	return ret;
+}
+
+/*
+ * Runs where the source event fires, with preemption disabled (the
+ * tracepoint's perf path, or a probe's), in any context up to NMI. The
+ * record goes to the hit path as the entry data, its size as the first
+ * ip: src/event.rs reads an event probe's record from there.
+ */
+static void eprobe_overflow(struct perf_event *counter,
+			    struct perf_sample_data *data, struct pt_regs *regs)
+{
+	const struct dynprobe_feed *feed = counter->overflow_handler_context;
+	struct perf_raw_record *raw = data->raw;
+
+	/* Nothing to do unless the event probe itself is enabled. */
+	if (!raw || !(data->sample_flags & PERF_SAMPLE_RAW) ||
+	    !READ_ONCE(feed->sink->flags))
+		return;
+	dynprobe_dispatch(feed, regs, raw->frag.data, raw->frag.size, 0);
+}
+NOKPROBE_SYMBOL(eprobe_overflow);
+
+void dynprobe_eprobe_detach(struct dynprobe_eprobe *eprobe)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		if (eprobe->counters[cpu])
+			perf_event_release_kernel(eprobe->counters[cpu]);
+	}
+	/*
+	 * A handler interrupted on its CPU by the removal may still run:
+	 * handlers run with preemption disabled, so after a grace period
+	 * none does.
+	 */
+	synchronize_rcu();
+	trace_put_event_file(eprobe->source);
+	kfree(eprobe->counters);
+	kfree(eprobe);
+}
+
+struct dynprobe_eprobe *dynprobe_eprobe_attach(const char *system,
+					       const char *event,
+					       struct dynprobe_feed *feed)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(attr),
+		.sample_period = 1,
+		.sample_type = PERF_SAMPLE_RAW,
+	};
+	struct dynprobe_eprobe *eprobe;
+	int cpu;
+
+	eprobe = kzalloc(sizeof(*eprobe), GFP_KERNEL);
+	if (!eprobe)
+		return ERR_PTR(-ENOMEM);
+	eprobe->counters = kcalloc(nr_cpu_ids, sizeof(*eprobe->counters),
+				   GFP_KERNEL);
+	if (!eprobe->counters) {
+		kfree(eprobe);
+		return ERR_PTR(-ENOMEM);
+	}
+	eprobe->source = source_get(system, event);
+	if (IS_ERR(eprobe->source)) {
+		int err = PTR_ERR(eprobe->source);
+
+		kfree(eprobe->counters);
+		kfree(eprobe);
+		return ERR_PTR(err);
+	}
+	attr.config = eprobe->source->event_call->event.type;
+	for_each_online_cpu(cpu) {
+		struct perf_event *counter;
+
+		counter = perf_event_create_kernel_counter(&attr, cpu, NULL,
+							   eprobe_overflow,
+							   feed);
+		if (IS_ERR(counter)) {
+			dynprobe_eprobe_detach(eprobe);
+			return ERR_CAST(counter);
+		}
+		eprobe->counters[cpu] = counter;
+	}
+	return eprobe;
+}
