@@ -542,6 +542,9 @@ fn parse_fetch<R: Resolver>(
 }
 
 /// `parse_probe_vars()`.
+// Kept out of `parse_fetch`, which recurses once per dereference: its
+// locals would otherwise be on the stack at every level.
+#[inline(never)]
 fn parse_vars<R: Resolver>(
     ctx: &mut Ctx<'_, R>,
     def: &mut Definition,

@@ -32,44 +32,6 @@ static int kretprobe_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(kretprobe_entry);
 
-/*
- * The caller of a function that is returning, given the address its
- * return hook found in the return address slot at @slot. Two kinds of hook
- * replace that address with a trampoline of theirs and keep the original
- * aside: kretprobes through the rethook (arch_rethook_trampoline), fprobe
- * exits through the function graph (return_to_handler). When both hook
- * one call, the one that hooks second keeps the first one's trampoline,
- * and hands it to its handlers as the return address; the first one's
- * record of the call is still there while the second's handlers run (the
- * second's trampoline runs first), so the real address is looked up in
- * it by @slot, as the stack unwinders do (unwind_recover_ret_addr()).
- * Each lookup costs a call through the redirect, paid only on such calls.
- */
-unsigned long dynprobe_real_return_address(unsigned long addr,
-					   unsigned long *slot)
-{
-	if (addr == (unsigned long)dynprobe_ksyms.rethook_trampoline &&
-	    dynprobe_ksyms.have.rethook_find_ret_addr) {
-		struct llist_node *cur = NULL;
-		unsigned long found;
-
-		found = dynprobe_call_rethook_find_ret_addr(current,
-							    (unsigned long)slot,
-							    &cur);
-		if (found)
-			addr = found;
-	}
-	if (addr == (unsigned long)dynprobe_ksyms.fgraph_return_handler &&
-	    dynprobe_ksyms.have.ftrace_graph_ret_addr) {
-		int idx = 0;
-
-		addr = dynprobe_call_ftrace_graph_ret_addr(current, &idx, addr,
-							   slot);
-	}
-	return addr;
-}
-NOKPROBE_SYMBOL(dynprobe_real_return_address);
-
 static int kretprobe_hit(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct kretprobe *rp = get_kretprobe(ri);
