@@ -66,7 +66,9 @@ pub(crate) fn event_source(system: &str, event: &str) -> bool {
 pub(crate) fn event_field(system: &str, event: &str, field: &str) -> Option<EventField> {
     let name = SourceName::new(system, event)?;
     let mut cfield = [0u8; 128];
-    cfield.get_mut(..field.len())?.copy_from_slice(field.as_bytes());
+    cfield
+        .get_mut(..field.len())?
+        .copy_from_slice(field.as_bytes());
     cfield.get(field.len())?;
     let mut out = b::dynprobe_event_field {
         offset: 0,
@@ -76,9 +78,8 @@ pub(crate) fn event_field(system: &str, event: &str, field: &str) -> Option<Even
     };
     // SAFETY: the names are NUL-terminated and outlive the call; `out` is
     // a valid place to write the answer.
-    let ret = unsafe {
-        b::dynprobe_event_field(name.system(), name.event(), cfield.as_ptr(), &mut out)
-    };
+    let ret =
+        unsafe { b::dynprobe_event_field(name.system(), name.event(), cfield.as_ptr(), &mut out) };
     if ret != 0 {
         return None;
     }

@@ -92,13 +92,8 @@ impl FprobeHook {
         place: &b::dynprobe_place,
         feed: *mut b::dynprobe_feed,
     ) -> Result<KBox<dyn Hook>> {
-        if place.symbol.is_null() {
-            return Err(EINVAL);
-        }
-        // SAFETY: a non-null place symbol is a NUL-terminated string.
-        let symbol = unsafe { CStr::from_ptr(place.symbol.cast()) };
-        let mut func = KVec::new();
-        func.extend_from_slice(symbol.to_bytes_with_nul(), GFP_KERNEL)?;
+        let func = super::place_symbol(place)?;
+        let symbol = CStr::from_bytes_with_nul(&func).map_err(|_| EINVAL)?;
         let fentry_addr = shared_hook_address(place.kind, symbol);
         let hook = KBox::pin(
             FprobeHook {

@@ -57,12 +57,7 @@ impl KprobeHook {
         place: &b::dynprobe_place,
         feed: *mut b::dynprobe_feed,
     ) -> Result<KBox<dyn Hook>> {
-        let mut symbol = KVec::new();
-        if !place.symbol.is_null() {
-            // SAFETY: a non-null place symbol is a NUL-terminated string.
-            let text = unsafe { kernel::str::CStr::from_char_ptr(place.symbol) };
-            symbol.extend_from_slice(text.to_bytes_with_nul(), GFP_KERNEL)?;
-        }
+        let symbol = super::place_symbol(place)?;
         let ret = place.kind == b::dynprobe_probe_kind_DYNPROBE_KRETPROBE;
         let hook = KBox::pin(
             KprobeHook {

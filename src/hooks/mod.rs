@@ -58,6 +58,18 @@ pub(crate) unsafe fn new_hook(
     })
 }
 
+/// The place's symbol with its NUL, as a hook keeps it (the kernel keeps
+/// a pointer to it while the hook is registered); empty for an address.
+fn place_symbol(place: &b::dynprobe_place) -> Result<KVec<u8>> {
+    let mut symbol = KVec::new();
+    if !place.symbol.is_null() {
+        // SAFETY: a non-null place symbol is a NUL-terminated string.
+        let text = unsafe { core::ffi::CStr::from_ptr(place.symbol.cast()) };
+        symbol.extend_from_slice(text.to_bytes_with_nul(), GFP_KERNEL)?;
+    }
+    Ok(symbol)
+}
+
 /// Sets up what hooks share (locks, the module notifiers).
 pub(crate) fn init() -> Result {
     fprobe::init();

@@ -136,15 +136,10 @@ impl TracepointHook {
         place: &b::dynprobe_place,
         feed: *mut b::dynprobe_feed,
     ) -> Result<KBox<dyn Hook>> {
-        if place.symbol.is_null() {
+        let name = super::place_symbol(place)?;
+        if name.is_empty() {
             return Err(EINVAL);
         }
-        let mut name = KVec::new();
-        // SAFETY: a non-null place symbol is a NUL-terminated string.
-        name.extend_from_slice(
-            unsafe { CStr::from_ptr(place.symbol.cast()) }.to_bytes_with_nul(),
-            GFP_KERNEL,
-        )?;
         let hook = KBox::pin(
             TracepointHook {
                 probe: Opaque::zeroed(),
