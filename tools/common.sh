@@ -39,6 +39,13 @@ KERNEL_REPORTS='Oops|BUG:|WARNING:|INFO: (possible|inconsistent|task .* blocked)
 # lists one CPU, and the guest has one).
 GUEST_ACPI=acpi=noirq
 
+# User programs at the same addresses in every process. QEMU 7.2's TCG
+# finds a translated block by its virtual address, so with randomised
+# maps each exec translated ld.so, libc and the program anew: 44 ms for
+# an exec of /bin/true, against 17 ms with norandmaps. The tests fork
+# and exec thousands of times and test nothing in user space.
+GUEST_NORANDMAPS=norandmaps
+
 # A new directory for one guest run (runs may overlap), in $run:
 # build/guest-runs/DATE-XXXX; build/guest points to the latest and the
 # last few are kept.
