@@ -14,8 +14,8 @@ use kernel::alloc::KVBox;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
-use crate::fetch::{KernelMemory, KernelRegs};
-use crate::lang::{Compiled, DefView, Definition, HeaderIps, ProbeArg, ProbeKind, Storage};
+use crate::fetch::{EventProbeRegs, KernelMemory, KernelRegs};
+use crate::lang::{Compiled, DefView, Definition, HeaderIps, ProbeArg, Storage};
 use crate::probe::Probe;
 use crate::sys::bindings as b;
 pub(crate) use crate::trace_event::EventsLock;
@@ -225,8 +225,8 @@ unsafe fn probe_def<'a>(def: *const c_void) -> &'a CompiledDef {
 /// # Safety
 ///
 /// `def` is a live probe's definition, `regs` the hit's registers,
-/// `entry_data` null or the return probe's saved entry words (for an event
-/// probe: its source record, `ip1` bytes), `buf` valid for `cap` bytes.
+/// `entry_data` null or the return probe's saved entry words, `buf` valid
+/// for `cap` bytes.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn dynprobe_rs_record(
     def: *const c_void,
@@ -239,26 +239,51 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_record(
 ) -> usize {
     // SAFETY: per the function's contract.
     let def = unsafe { probe_def(def) }.record_view();
-    let regs = if def.kind() == ProbeKind::Event {
-        // An event probe's hit hands over its source record and its size
-        // (src/shim/eprobe.c).
-        // SAFETY: the record is valid for `ip1` bytes while the handler
-        // runs (the source event's perf buffer).
-        let record = unsafe { core::slice::from_raw_parts(entry_data.cast::<u8>(), ip1) };
-        // SAFETY: per the function's contract; no entry data.
-        unsafe { KernelRegs::new(regs, core::ptr::null(), 0) }.with_record(record)
-    } else {
-        // SAFETY: per the function's contract.
-        unsafe { KernelRegs::new(regs, entry_data, def.entry_args().len()) }
-    };
+    // SAFETY: per the function's contract.
+    let regs = unsafe { KernelRegs::new(regs, entry_data, def.entry_args().len()) };
     // SAFETY: `buf` is valid for `cap` bytes and used by nothing else
-    // while the handler runs (per-CPU scratch buffer).
+    // while the handler runs (the reserved ring-buffer entry or the
+    // per-CPU scratch buffer).
     let out = unsafe { core::slice::from_raw_parts_mut(buf, cap) };
     let ips = HeaderIps {
         first: ip1 as u64,
         second: ip2 as u64,
     };
     def.record(&regs, &KernelMemory, ips, out)
+}
+
+/// Fetches one record of an event probe, from its source event's record
+/// (called from the hit path, src/shim/eprobe.c). The other probes' record
+/// function does not carry the source record: their hits stay as cheap as
+/// before event probes.
+///
+/// # Safety
+///
+/// `def` is a live event probe's definition, `regs` the hit's registers,
+/// `source` valid for `source_len` bytes, `buf` valid for `cap` bytes.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_record_event(
+    def: *const c_void,
+    regs: *mut b::pt_regs,
+    source: *const c_void,
+    source_len: usize,
+    buf: *mut u8,
+    cap: usize,
+) -> usize {
+    // SAFETY: per the function's contract.
+    let def = unsafe { probe_def(def) }.record_view();
+    // SAFETY: the source event's record stays valid while its perf
+    // handler runs, which is when this runs.
+    let source = unsafe { core::slice::from_raw_parts(source.cast::<u8>(), source_len) };
+    // SAFETY: per the function's contract; no entry data.
+    let regs = unsafe { KernelRegs::new(regs, core::ptr::null(), 0) };
+    // SAFETY: as in `dynprobe_rs_record`.
+    let out = unsafe { core::slice::from_raw_parts_mut(buf, cap) };
+    let ips = HeaderIps {
+        first: 0,
+        second: 0,
+    };
+    def.record(&EventProbeRegs::new(regs, source), &KernelMemory, ips, out)
 }
 
 /// Saves a return probe's entry arguments (called at function entry).

@@ -8,18 +8,16 @@ use crate::sys::bindings as b;
 
 /// Registers at a kprobe or kretprobe hit, plus the entry data a return
 /// probe saved at function entry.
-pub(crate) struct KernelRegs<'r> {
+pub(crate) struct KernelRegs {
     regs: *mut b::pt_regs,
     entry_data: *const kernel::ffi::c_ulong,
     entry_slots: usize,
-    /// An event probe's source record.
-    record: &'r [u8],
 }
 
 /// Number of `unsigned long` slots of x86_64 `struct pt_regs` (r15 .. ss).
 const PT_REGS_SLOTS: usize = 21;
 
-impl<'r> KernelRegs<'r> {
+impl KernelRegs {
     /// # Safety
     ///
     /// `regs` must point to the `pt_regs` of the current probe hit and
@@ -34,17 +32,11 @@ impl<'r> KernelRegs<'r> {
             regs,
             entry_data,
             entry_slots,
-            record: &[],
         }
-    }
-
-    /// The same, at a record of an event probe's source event.
-    pub(crate) fn with_record(self, record: &'r [u8]) -> Self {
-        KernelRegs { record, ..self }
     }
 }
 
-impl Regs for KernelRegs<'_> {
+impl Regs for KernelRegs {
     fn reg(&self, r: Reg) -> u64 {
         let slot = r as usize;
         if slot >= PT_REGS_SLOTS {
@@ -80,10 +72,6 @@ impl Regs for KernelRegs<'_> {
         self.reg(Reg::Ax)
     }
 
-    fn event_record(&self) -> &[u8] {
-        self.record
-    }
-
     fn entry_data(&self, slot: u32) -> u64 {
         let slot = slot as usize;
         if self.entry_data.is_null() || slot >= self.entry_slots {
@@ -92,6 +80,50 @@ impl Regs for KernelRegs<'_> {
         // SAFETY: `entry_data` holds `entry_slots` words (constructor
         // contract) and `slot` is below that.
         unsafe { *self.entry_data.add(slot) as u64 }
+    }
+}
+
+/// An event probe's hit: the registers where its source event fired and
+/// the source event's record, which `$FIELD` fetches read. A type of its
+/// own so that the other probes' interpreter carries no record.
+pub(crate) struct EventProbeRegs<'r> {
+    regs: KernelRegs,
+    record: &'r [u8],
+}
+
+impl<'r> EventProbeRegs<'r> {
+    pub(crate) fn new(regs: KernelRegs, record: &'r [u8]) -> Self {
+        EventProbeRegs { regs, record }
+    }
+}
+
+impl Regs for EventProbeRegs<'_> {
+    fn reg(&self, r: Reg) -> u64 {
+        self.regs.reg(r)
+    }
+
+    fn stack_nth(&self, n: u32) -> u64 {
+        self.regs.stack_nth(n)
+    }
+
+    fn stack_pointer(&self) -> u64 {
+        self.regs.stack_pointer()
+    }
+
+    fn arg(&self, n: u32) -> u64 {
+        self.regs.arg(n)
+    }
+
+    fn return_value(&self) -> u64 {
+        self.regs.return_value()
+    }
+
+    fn event_record(&self) -> &[u8] {
+        self.record
+    }
+
+    fn entry_data(&self, slot: u32) -> u64 {
+        self.regs.entry_data(slot)
     }
 }
 

@@ -263,6 +263,9 @@ unsigned long dynprobe_regs_stack_nth(struct pt_regs *regs, unsigned int n);
 size_t dynprobe_rs_record(const void *def, struct pt_regs *regs,
 			  const unsigned long *entry_data, u8 *buf, size_t cap,
 			  unsigned long ip1, unsigned long ip2);
+size_t dynprobe_rs_record_event(const void *def, struct pt_regs *regs,
+				const void *source, size_t source_len, u8 *buf,
+				size_t cap);
 void dynprobe_rs_store_entry(const void *def, struct pt_regs *regs,
 			     unsigned long *entry_data);
 

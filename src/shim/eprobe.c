@@ -120,8 +120,8 @@ int dynprobe_event_field(const char *system, const char *event,
 /*
  * Runs where the source event fires, with preemption disabled (the
  * tracepoint's perf path, or a probe's), in any context up to NMI. The
- * record goes to the hit path as the entry data, its size as the first
- * ip: src/event.rs reads an event probe's record from there.
+ * record goes to the hit path, which hands it to the event probe's record
+ * function (src/event.rs).
  */
 static void eprobe_overflow(struct perf_event *counter,
 			    struct perf_sample_data *data, struct pt_regs *regs)
@@ -133,7 +133,7 @@ static void eprobe_overflow(struct perf_event *counter,
 	if (!raw || !(data->sample_flags & PERF_SAMPLE_RAW) ||
 	    !READ_ONCE(feed->sink->flags))
 		return;
-	dynprobe_dispatch(feed, regs, raw->frag.data, raw->frag.size, 0);
+	dynprobe_dispatch_event(feed, regs, raw->frag.data, raw->frag.size);
 }
 NOKPROBE_SYMBOL(eprobe_overflow);
 

@@ -66,6 +66,7 @@ static void trace_record(const struct dynprobe_files *files,
 		trace_event_buffer_commit(&fbuffer);
 	}
 }
+NOKPROBE_SYMBOL(trace_record);
 
 #ifdef CONFIG_PERF_EVENTS
 static void perf_record(struct trace_event_call *call, struct pt_regs *regs,
@@ -88,6 +89,7 @@ static void perf_record(struct trace_event_call *call, struct pt_regs *regs,
 	perf_trace_buf_submit(entry, size, rctx, call->event.type, 1, regs,
 			      head, NULL);
 }
+NOKPROBE_SYMBOL(perf_record);
 #endif
 
 /*
@@ -95,11 +97,36 @@ static void perf_record(struct trace_event_call *call, struct pt_regs *regs,
  * case): the programs write it straight into the reserved ring-buffer
  * entry, as the kernel's probe events do, without a copy.
  */
-static void trace_record_direct(const struct dynprobe_feed *feed,
-				struct trace_event_file *file,
-				struct pt_regs *regs,
-				const unsigned long *entry_data,
-				unsigned long ip1, unsigned long ip2)
+/*
+ * Where a hit's record comes from: the hit's registers (and a return
+ * probe's entry data), or, for an event probe, its source event's record.
+ * Each entry point below passes one kind as a constant, so the common path
+ * carries no test for the other.
+ */
+struct hit {
+	struct pt_regs *regs;
+	const unsigned long *entry_data;
+	unsigned long ip1, ip2;
+	/* An event probe's source record and its size; NULL for the rest. */
+	const void *source;
+	size_t source_len;
+};
+
+static __always_inline size_t fetch_record(const struct dynprobe_feed *feed,
+					   const struct hit *hit, u8 *buf,
+					   size_t cap)
+{
+	if (hit->source)
+		return dynprobe_rs_record_event(feed->def, hit->regs,
+						hit->source, hit->source_len,
+						buf, cap);
+	return dynprobe_rs_record(feed->def, hit->regs, hit->entry_data, buf,
+				  cap, hit->ip1, hit->ip2);
+}
+
+static __always_inline void trace_record_direct(const struct dynprobe_feed *feed,
+						struct trace_event_file *file,
+						const struct hit *hit)
 {
 	struct trace_event_buffer fbuffer;
 	struct trace_entry *entry;
@@ -109,20 +136,17 @@ static void trace_record_direct(const struct dynprobe_feed *feed,
 	entry = trace_event_buffer_reserve(&fbuffer, file, feed->fixed_size);
 	if (!entry)
 		return;
-	fbuffer.regs = regs;
-	dynprobe_rs_record(feed->def, regs, entry_data, (u8 *)entry,
-			   feed->fixed_size, ip1, ip2);
+	fbuffer.regs = hit->regs;
+	fetch_record(feed, hit, (u8 *)entry, feed->fixed_size);
 	trace_event_buffer_commit(&fbuffer);
 }
-NOKPROBE_SYMBOL(trace_record_direct);
 
 /*
  * Handlers run with preemption disabled, which is an RCU read-side
  * section for the sink's set of files.
  */
-void dynprobe_dispatch(const struct dynprobe_feed *feed, struct pt_regs *regs,
-		       const unsigned long *entry_data, unsigned long ip1,
-		       unsigned long ip2)
+static __always_inline void dispatch(const struct dynprobe_feed *feed,
+				     const struct hit *hit)
 {
 	const struct dynprobe_sink *sink = feed->sink;
 	unsigned int flags = READ_ONCE(sink->flags);
@@ -136,26 +160,47 @@ void dynprobe_dispatch(const struct dynprobe_feed *feed, struct pt_regs *regs,
 	files = rcu_dereference_sched(sink->files);
 	if (flags == DYNPROBE_SINK_TRACE && feed->fixed_size && files &&
 	    files->nr == 1) {
-		trace_record_direct(feed, files->file[0], regs, entry_data,
-				    ip1, ip2);
+		trace_record_direct(feed, files->file[0], hit);
 		return;
 	}
 	rec = scratch_get();
 	if (!rec)
 		return;
-	len = dynprobe_rs_record(feed->def, regs, entry_data, rec,
-				 DYNPROBE_RECORD_MAX, ip1, ip2);
+	len = fetch_record(feed, hit, rec, DYNPROBE_RECORD_MAX);
 	if (len >= sizeof(struct trace_entry)) {
 		if ((flags & DYNPROBE_SINK_TRACE) && files)
-			trace_record(files, regs, rec, len);
+			trace_record(files, hit->regs, rec, len);
 #ifdef CONFIG_PERF_EVENTS
 		if (flags & DYNPROBE_SINK_PERF)
-			perf_record(sink->call, regs, rec, len);
+			perf_record(sink->call, hit->regs, rec, len);
 #endif
 	}
 	scratch_put();
 }
+
+void dynprobe_dispatch(const struct dynprobe_feed *feed, struct pt_regs *regs,
+		       const unsigned long *entry_data, unsigned long ip1,
+		       unsigned long ip2)
+{
+	const struct hit hit = {
+		.regs = regs, .entry_data = entry_data, .ip1 = ip1, .ip2 = ip2,
+	};
+
+	dispatch(feed, &hit);
+}
 NOKPROBE_SYMBOL(dynprobe_dispatch);
+
+void dynprobe_dispatch_event(const struct dynprobe_feed *feed,
+			     struct pt_regs *regs, const void *source,
+			     size_t source_len)
+{
+	const struct hit hit = {
+		.regs = regs, .source = source, .source_len = source_len,
+	};
+
+	dispatch(feed, &hit);
+}
+NOKPROBE_SYMBOL(dynprobe_dispatch_event);
 
 int dynprobe_events_init(void)
 {

@@ -16,6 +16,10 @@
 void dynprobe_dispatch(const struct dynprobe_feed *feed, struct pt_regs *regs,
 		       const unsigned long *entry_data, unsigned long ip1,
 		       unsigned long ip2);
+/* The same for an event probe, fed by its source event's record. */
+void dynprobe_dispatch_event(const struct dynprobe_feed *feed,
+			     struct pt_regs *regs, const void *source,
+			     size_t source_len);
 
 /*
  * Where the return address of a function that has just returned was:
