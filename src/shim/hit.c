@@ -45,7 +45,11 @@ static void scratch_put(void)
 	this_cpu_ptr(scratch)->level--;
 }
 
-static void trace_record(const struct dynprobe_files *files,
+/*
+ * The writers below are inlined into the entry points, which are NOKPROBE:
+ * no part of the hit path has a symbol of its own to probe.
+ */
+static __always_inline void trace_record(const struct dynprobe_files *files,
 			 struct pt_regs *regs, const u8 *rec, size_t len)
 {
 	unsigned long i;
@@ -66,11 +70,11 @@ static void trace_record(const struct dynprobe_files *files,
 		trace_event_buffer_commit(&fbuffer);
 	}
 }
-NOKPROBE_SYMBOL(trace_record);
 
 #ifdef CONFIG_PERF_EVENTS
-static void perf_record(struct trace_event_call *call, struct pt_regs *regs,
-			const u8 *rec, size_t len)
+static __always_inline void perf_record(struct trace_event_call *call,
+					struct pt_regs *regs, const u8 *rec,
+					size_t len)
 {
 	struct hlist_head *head = this_cpu_ptr(call->perf_events);
 	struct trace_entry *entry;
@@ -89,7 +93,6 @@ static void perf_record(struct trace_event_call *call, struct pt_regs *regs,
 	perf_trace_buf_submit(entry, size, rctx, call->event.type, 1, regs,
 			      head, NULL);
 }
-NOKPROBE_SYMBOL(perf_record);
 #endif
 
 /*
