@@ -17,7 +17,7 @@ use crate::lang::{
     self, Command, Control, Cut, Definition, JoinRefusal, ParseError, ProbeKind, SynthCommand,
     SynthSource,
 };
-use crate::readme::README;
+use crate::readme::{README, README_EPROBE, README_EPROBE_FILTER};
 use crate::resolve::{self, KernelResolver};
 use crate::synth::{SynthEvents, SynthRefusal};
 use crate::sys::{bindings as b, dynprobe_file};
@@ -124,7 +124,15 @@ fn render(file: dynprobe_file, registry: &mut Registry) -> Result<Snapshot> {
     let mut w = VecWriter(&mut out);
     match file {
         b::dynprobe_file_DYNPROBE_FILE_README => {
-            w.0.extend_from_slice(README.as_bytes(), GFP_KERNEL)?;
+            let [head, tail] = README;
+            let eprobe = if crate::hooks::event_filters() {
+                README_EPROBE_FILTER
+            } else {
+                README_EPROBE
+            };
+            for part in [head, eprobe, tail] {
+                w.0.extend_from_slice(part.as_bytes(), GFP_KERNEL)?;
+            }
         }
         b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS => {
             registry.synth.render(w.0, false)?;

@@ -49,9 +49,17 @@ impl<const N: usize> Write for CText<N> {
     }
 }
 
-/// Where a definition's probe goes, as the C side wants it. `symbol`
-/// receives the NUL-terminated symbol text the place points to.
-fn place_of(def: DefView<'_>, symbol: &mut CText<600>) -> Result<b::dynprobe_place> {
+/// Where a definition's probe goes, as the C side wants it. `symbol` and
+/// `filter` receive the NUL-terminated texts the place points to.
+fn place_of(
+    def: DefView<'_>,
+    symbol: &mut CText<600>,
+    filter: &mut KVec<u8>,
+) -> Result<b::dynprobe_place> {
+    if !def.filter().is_empty() {
+        filter.extend_from_slice(def.filter().as_bytes(), GFP_KERNEL)?;
+        filter.push(0, GFP_KERNEL)?;
+    }
     Ok(b::dynprobe_place {
         kind: match def.kind() {
             ProbeKind::Kprobe => b::dynprobe_probe_kind_DYNPROBE_KPROBE,
@@ -89,6 +97,11 @@ fn place_of(def: DefView<'_>, symbol: &mut CText<600>) -> Result<b::dynprobe_pla
             def.fixed_size()
         } else {
             0
+        },
+        filter: if filter.is_empty() {
+            core::ptr::null_mut()
+        } else {
+            filter.as_mut_ptr().cast()
         },
     })
 }
@@ -130,7 +143,8 @@ impl Probe {
     pub(crate) unsafe fn new(sink: *mut b::dynprobe_sink, def: Arc<CompiledDef>) -> Result<Self> {
         let view = def.view();
         let mut symbol = CText::<600>::new();
-        let place = place_of(view, &mut symbol)?;
+        let mut filter = KVec::new();
+        let place = place_of(view, &mut symbol, &mut filter)?;
         // SAFETY: allocates a per-CPU counter, which the feed frees.
         let nhit = unsafe { b::dynprobe_counter_alloc() };
         if nhit.is_null() {

@@ -7,8 +7,19 @@
 //! tools (and the kernel's ftracetest suites) that look for a feature's
 //! syntax line find it exactly when dynprobe supports that feature.
 
-/// Served as `dynprobe/README`.
-pub(crate) const README: &str = "\
+/// Served as `dynprobe/README`, in three parts: the event probe's syntax
+/// line is [`README_EPROBE`] or, where the kernel's filter parser is at
+/// hand, [`README_EPROBE_FILTER`].
+pub(crate) const README: [&str; 2] = [README_HEAD, README_TAIL];
+
+/// The event probe's syntax line without filters.
+pub(crate) const README_EPROBE: &str =
+    "\t           e[:[<group>/][<event>]] <attached-group>.<attached-event> [<args>]\n";
+/// The same with filters, as the kernel's README has it.
+pub(crate) const README_EPROBE_FILTER: &str =
+    "\t           e[:[<group>/][<event>]] <attached-group>.<attached-event> [<args>] [if <filter>]\n";
+
+const README_HEAD: &str = "\
 dynprobe: dynamic trace events, defined by writing into these files.
 Writing with '>' replaces the file's definitions, '>>' appends; reading
 lists them. Errors are reported in the tracing error_log.
@@ -28,7 +39,9 @@ lists them. Errors are reported in the tracing error_log.
 \t           r[maxactive][:[<group>/][<event>]] <place> [<args>]
 \t           f[:[<group>/][<event>]] <func-name>[%return] [<args>]
 \t           t[:[<group>/][<event>]] <tracepoint> [<args>]
-\t           e[:[<group>/][<event>]] <attached-group>.<attached-event> [<args>]
+";
+
+const README_TAIL: &str = "\
 \t           s:[synthetic/]<event> <field> [<field>]
 \t           -:[<group>/][<event>]
 \t    place: [<module>:]<symbol>[+<offset>]|<memaddr>

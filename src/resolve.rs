@@ -12,7 +12,8 @@ use kernel::prelude::*;
 
 use crate::lang::btf::{build_index, build_index_split, index_len, index_len_split};
 use crate::lang::{
-    Btf, BtfError, BtfFunc, BtfMember, BtfType, EventField, FuncEntry, Resolver, SymbolCheck,
+    Btf, BtfError, BtfFunc, BtfMember, BtfType, EventField, FilterCheck, FuncEntry, Resolver,
+    SymbolCheck,
 };
 use crate::sys::bindings as b;
 
@@ -381,6 +382,10 @@ impl Resolver for KernelResolver {
 
     fn event_field(&self, system: &str, event: &str, field: &str) -> Option<EventField> {
         crate::hooks::event_field(system, event, field)
+    }
+
+    fn event_filter(&self, system: &str, event: &str, filter: &str) -> FilterCheck {
+        crate::hooks::event_filter(system, event, filter)
     }
 
     fn tracepoint_exists(&self, name: &str) -> Option<bool> {

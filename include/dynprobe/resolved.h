@@ -20,10 +20,12 @@
 #include <linux/types.h>
 
 struct dentry;
+struct event_filter;
 struct llist_node;
 struct mutex;
 struct task_struct;
 struct trace_array;
+struct trace_event_call;
 
 struct dynprobe_kernel_symbols {
 	/*
@@ -41,6 +43,8 @@ struct dynprobe_kernel_symbols {
 		bool tracing_reset_all_online_cpus;
 		bool rethook_find_ret_addr;
 		bool ftrace_graph_ret_addr;
+		bool create_event_filter;
+		bool free_event_filter;
 	} have;
 
 	/* kernel/trace/trace_events.c: held around trace_add/remove_event_call. */
@@ -123,5 +127,17 @@ unsigned long dynprobe_call_rethook_find_ret_addr(struct task_struct *tsk,
 unsigned long dynprobe_call_ftrace_graph_ret_addr(struct task_struct *task,
 						  int *idx, unsigned long ret,
 						  unsigned long *retp);
+/*
+ * kernel/trace/trace_events_filter.c: an event probe's filter of its
+ * source event's records, parsed by the kernel's filter parser (which
+ * logs a bad filter in error_log itself) and matched with the exported
+ * filter_match_preds(). Optional, both or neither: without them event
+ * probes refuse filters. struct event_filter is the tracing core's own.
+ */
+int dynprobe_call_create_event_filter(struct trace_array *tr,
+				      struct trace_event_call *call,
+				      char *filter_str, bool set_str,
+				      struct event_filter **filterp);
+void dynprobe_call_free_event_filter(struct event_filter *filter);
 
 #endif /* DYNPROBE_RESOLVED_H */

@@ -110,6 +110,8 @@ struct dynprobe_place {
 	unsigned int entry_data_size;
 	/* The record's size when it has no strings (0: it may have some). */
 	unsigned int fixed_record_size;
+	/* An event probe's filter of its source's records, or NULL. */
+	char *filter;
 };
 
 #define DYNPROBE_SINK_TRACE	1	/* enabled in at least one trace instance */
@@ -202,14 +204,25 @@ int dynprobe_event_source(const char *system, const char *event);
 int dynprobe_event_field(const char *system, const char *event,
 			 const char *name, struct dynprobe_event_field *out);
 
+/* Whether event probes take filters (the filter functions were found). */
+bool dynprobe_event_filters(void);
+/*
+ * Whether the kernel's filter parser takes @filter for @system/@event: 0,
+ * -EINVAL (it logged why in error_log), or -EOPNOTSUPP (this kernel gives
+ * event probes no filters).
+ */
+int dynprobe_event_filter_check(const char *system, const char *event,
+				char *filter);
+
 /*
  * An event probe's hook (src/shim/eprobe.c): the source event held, and
  * one in-kernel perf counter per online CPU whose overflow handler runs
- * @feed with the source record.
+ * @feed with each source record that @filter (NULL: none) matches.
  */
 struct dynprobe_eprobe;
 struct dynprobe_eprobe *dynprobe_eprobe_attach(const char *system,
 					       const char *event,
+					       char *filter,
 					       struct dynprobe_feed *feed);
 /* Releases the counters and the source; no handler runs after it. */
 void dynprobe_eprobe_detach(struct dynprobe_eprobe *eprobe);

@@ -15,7 +15,7 @@ use core::ptr::NonNull;
 use kernel::prelude::*;
 
 use super::Hook;
-use crate::lang::{EventField, FieldKind};
+use crate::lang::{EventField, FieldKind, FilterCheck};
 use crate::sys::bindings as b;
 
 /// `SYSTEM.EVENT` as two NUL-terminated names.
@@ -60,6 +60,38 @@ pub(crate) fn event_source(system: &str, event: &str) -> bool {
     };
     // SAFETY: both names are NUL-terminated and outlive the call.
     unsafe { b::dynprobe_event_source(name.system(), name.event()) == 0 }
+}
+
+/// Whether event probes take filters on this kernel.
+pub(crate) fn event_filters() -> bool {
+    // SAFETY: a read of flags written only during module init.
+    unsafe { b::dynprobe_event_filters() }
+}
+
+/// Whether the kernel's filter parser takes `filter` for `system`/`event`
+/// (it logs a bad filter's error itself).
+pub(crate) fn event_filter(system: &str, event: &str, filter: &str) -> FilterCheck {
+    let Some(name) = SourceName::new(system, event) else {
+        return FilterCheck::Rejected;
+    };
+    let mut text = KVec::new();
+    if text
+        .extend_from_slice(filter.as_bytes(), GFP_KERNEL)
+        .is_err()
+        || text.push(0, GFP_KERNEL).is_err()
+    {
+        return FilterCheck::Rejected;
+    }
+    // SAFETY: the names and the filter are NUL-terminated and outlive the
+    // call; the filter is parsed, not kept.
+    let ret = unsafe {
+        b::dynprobe_event_filter_check(name.system(), name.event(), text.as_mut_ptr().cast())
+    };
+    match ret {
+        0 => FilterCheck::Accepted,
+        r if r == -crate::lang::errno::EOPNOTSUPP => FilterCheck::Unsupported,
+        _ => FilterCheck::Rejected,
+    }
 }
 
 /// Field `field` of `system`/`event`, as the parser wants it.
@@ -116,26 +148,29 @@ unsafe impl Send for EprobeHook {}
 unsafe impl Sync for EprobeHook {}
 
 impl EprobeHook {
-    /// Attaches to the place's `SYSTEM.EVENT`; hits run `feed`. Called
-    /// without event_mutex held.
+    /// Attaches to the place's `SYSTEM.EVENT`; hits that pass the place's
+    /// filter run `feed`. Called without event_mutex held.
     ///
     /// # Safety
     ///
-    /// `place.symbol` is NUL-terminated; `feed` outlives the hook.
+    /// `place.symbol`, and `place.filter` unless NULL, are
+    /// NUL-terminated; `feed` outlives the hook.
     pub(crate) unsafe fn new(
         place: &b::dynprobe_place,
         feed: *mut b::dynprobe_feed,
     ) -> Result<KBox<dyn Hook>> {
         // SAFETY: per the function's contract.
-        let place = unsafe { CStr::from_ptr(place.symbol.cast()) };
-        let name = place
+        let source = unsafe { CStr::from_ptr(place.symbol.cast()) };
+        let name = source
             .to_str()
             .ok()
             .and_then(SourceName::of_place)
             .ok_or(EINVAL)?;
-        // SAFETY: the names are NUL-terminated; `feed` outlives the
-        // counters (per the function's contract), which the drop releases.
-        let eprobe = unsafe { b::dynprobe_eprobe_attach(name.system(), name.event(), feed) };
+        // SAFETY: the names and the filter are NUL-terminated (the filter
+        // is parsed, not kept); `feed` outlives the counters (per the
+        // function's contract), which the drop releases.
+        let eprobe =
+            unsafe { b::dynprobe_eprobe_attach(name.system(), name.event(), place.filter, feed) };
         let eprobe = kernel::error::from_err_ptr(eprobe)?;
         let eprobe = NonNull::new(eprobe).ok_or(ENOMEM)?;
         Ok(KBox::new(EprobeHook { eprobe }, GFP_KERNEL)? as KBox<dyn Hook>)

@@ -14,7 +14,7 @@ mod kprobe;
 mod module_waits;
 mod tracepoint;
 
-pub(crate) use eprobe::{event_field, event_source};
+pub(crate) use eprobe::{event_field, event_filter, event_filters, event_source};
 pub(crate) use fprobe::function_traceable;
 pub(crate) use tracepoint::exists as tracepoint_exists;
 

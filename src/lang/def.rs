@@ -187,6 +187,7 @@ pub struct Definition {
     pub(crate) nargs: usize,
     pub(crate) entry_args: [u16; MAX_TRACE_ARGS],
     pub(crate) n_entry: usize,
+    /// A function event's normalized text; an event probe's filter.
     pub(crate) fe_text: Str<MAX_FUNCTION_TEXT>,
 }
 

@@ -86,7 +86,8 @@ pub use lexer::{cut_line, Cut};
 pub use parse::{parse, write_command};
 pub use print::Symbolizer;
 pub use resolver::{
-    BtfError, BtfFunc, BtfMember, BtfType, FuncEntry, NoResolver, Resolver, SymbolCheck,
+    BtfError, BtfFunc, BtfMember, BtfType, FilterCheck, FuncEntry, NoResolver, Resolver,
+    SymbolCheck,
 };
 pub use synth::{
     is_synth_line, parse_synth, synth_command_text, synth_error, SynthCommand, SynthDef,

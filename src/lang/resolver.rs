@@ -204,6 +204,24 @@ pub trait Resolver {
     fn event_field(&self, _system: &str, _event: &str, _field: &str) -> Option<EventField> {
         None
     }
+
+    /// Checks an event probe's filter against its source event
+    /// `system`/`event`, as the kernel's `create_event_filter()` parses it
+    /// (which logs its own error_log entry for a bad filter).
+    fn event_filter(&self, _system: &str, _event: &str, _filter: &str) -> FilterCheck {
+        FilterCheck::Unsupported
+    }
+}
+
+/// What [`Resolver::event_filter`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FilterCheck {
+    /// The filter parses.
+    Accepted,
+    /// The filter does not parse; the kernel logged why (`EINVAL`).
+    Rejected,
+    /// This kernel offers no filters to event probes (`EOPNOTSUPP`).
+    Unsupported,
 }
 
 /// A resolver that knows nothing.

@@ -50,7 +50,8 @@ pub(crate) struct Names<'a> {
     pub(crate) event: &'a str,
     /// The place as written: `MOD:SYM`, `SYM`, or empty for an address.
     pub(crate) symbol: &'a str,
-    /// A function event's normalized text (its listing).
+    /// A function event's normalized text (its listing); an event
+    /// probe's filter.
     pub(crate) fe_text: &'a str,
 }
 
@@ -115,6 +116,17 @@ impl<'a> DefView<'a> {
     /// Event name.
     pub fn event(&self) -> &'a str {
         self.event
+    }
+
+    /// An event probe's filter of its source event's records, as the
+    /// kernel's filter parser takes it; empty for none and for the other
+    /// kinds.
+    pub fn filter(&self) -> &'a str {
+        if self.kind == ProbeKind::Event {
+            self.fe_text
+        } else {
+            ""
+        }
     }
 
     /// Probed symbol without module prefix (`None` for address probes).

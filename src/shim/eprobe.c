@@ -34,6 +34,8 @@ struct dynprobe_ftrace_event_field {
 struct dynprobe_eprobe {
 	struct trace_event_file *source;	/* held: the source stays */
 	struct perf_event **counters;		/* by CPU, NULL where none */
+	const struct dynprobe_feed *feed;
+	struct event_filter *filter;		/* NULL: every record */
 };
 
 /*
@@ -64,6 +66,56 @@ int dynprobe_event_source(const char *system, const char *event)
 		return PTR_ERR(file);
 	trace_put_event_file(file);
 	return 0;
+}
+
+bool dynprobe_event_filters(void)
+{
+	return dynprobe_ksyms.have.create_event_filter &&
+	       dynprobe_ksyms.have.free_event_filter;
+}
+
+/*
+ * The filter of @filter_str for @call, made by the kernel's filter parser
+ * as the kernel's event probes make theirs: under event_mutex, with the
+ * error (if @log) in error_log under the top trace instance.
+ */
+static int filter_create(struct trace_event_call *call, char *filter_str,
+			 bool log, struct event_filter **filter)
+{
+	int ret;
+
+	if (!dynprobe_event_filters())
+		return -EOPNOTSUPP;
+	*filter = NULL;
+	dynprobe_events_lock();
+	ret = dynprobe_call_create_event_filter(NULL, call, filter_str, log,
+						filter);
+	dynprobe_events_unlock();
+	if (ret) {
+		dynprobe_call_free_event_filter(*filter);
+		*filter = NULL;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int dynprobe_event_filter_check(const char *system, const char *event,
+				char *filter_str)
+{
+	struct trace_event_file *file;
+	struct event_filter *filter;
+	int ret;
+
+	if (!dynprobe_event_filters())
+		return -EOPNOTSUPP;
+	file = source_get(system, event);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	ret = filter_create(file->event_call, filter_str, true, &filter);
+	if (!ret)
+		dynprobe_call_free_event_filter(filter);
+	trace_put_event_file(file);
+	return ret;
 }
 
 static enum dynprobe_field_kind field_kind(const struct dynprobe_ftrace_event_field *f)
@@ -126,12 +178,16 @@ int dynprobe_event_field(const char *system, const char *event,
 static void eprobe_overflow(struct perf_event *counter,
 			    struct perf_sample_data *data, struct pt_regs *regs)
 {
-	const struct dynprobe_feed *feed = counter->overflow_handler_context;
+	const struct dynprobe_eprobe *eprobe = counter->overflow_handler_context;
+	const struct dynprobe_feed *feed = eprobe->feed;
 	struct perf_raw_record *raw = data->raw;
 
 	/* Nothing to do unless the event probe itself is enabled. */
 	if (!raw || !(data->sample_flags & PERF_SAMPLE_RAW) ||
 	    !READ_ONCE(feed->sink->flags))
+		return;
+	/* The raw sample is the source's record, as the filter reads it. */
+	if (eprobe->filter && !filter_match_preds(eprobe->filter, raw->frag.data))
 		return;
 	dynprobe_dispatch_event(feed, regs, raw->frag.data, raw->frag.size);
 }
@@ -151,6 +207,8 @@ void dynprobe_eprobe_detach(struct dynprobe_eprobe *eprobe)
 	 * none does.
 	 */
 	synchronize_rcu();
+	if (eprobe->filter)
+		dynprobe_call_free_event_filter(eprobe->filter);
 	trace_put_event_file(eprobe->source);
 	kfree(eprobe->counters);
 	kfree(eprobe);
@@ -158,6 +216,7 @@ void dynprobe_eprobe_detach(struct dynprobe_eprobe *eprobe)
 
 struct dynprobe_eprobe *dynprobe_eprobe_attach(const char *system,
 					       const char *event,
+					       char *filter,
 					       struct dynprobe_feed *feed)
 {
 	struct perf_event_attr attr = {
@@ -186,13 +245,23 @@ struct dynprobe_eprobe *dynprobe_eprobe_attach(const char *system,
 		kfree(eprobe);
 		return ERR_PTR(err);
 	}
+	eprobe->feed = feed;
+	if (filter) {
+		int err = filter_create(eprobe->source->event_call, filter,
+					false, &eprobe->filter);
+
+		if (err) {
+			dynprobe_eprobe_detach(eprobe);
+			return ERR_PTR(err);
+		}
+	}
 	attr.config = eprobe->source->event_call->event.type;
 	for_each_online_cpu(cpu) {
 		struct perf_event *counter;
 
 		counter = perf_event_create_kernel_counter(&attr, cpu, NULL,
 							   eprobe_overflow,
-							   feed);
+							   eprobe);
 		if (IS_ERR(counter)) {
 			dynprobe_eprobe_detach(eprobe);
 			return ERR_CAST(counter);

@@ -98,6 +98,10 @@ struct resolved_symbol {
 		 "the caller on kretprobes behind an fprobe exit")	\
 	OBJECT(return_to_handler, fgraph_return_handler, OPTIONAL,	\
 	       "the caller on kretprobes behind an fprobe exit")	\
+	FUNCTION(create_event_filter, OPTIONAL,				\
+		 "filters of event probes")				\
+	FUNCTION(free_event_filter, OPTIONAL,				\
+		 "filters of event probes")				\
 	/* Linker symbols, in kallsyms with CONFIG_KALLSYMS_ALL. */	\
 	OBJECT(__start_BTF, start_btf, OPTIONAL,			\
 	       "BTF argument names and members")			\

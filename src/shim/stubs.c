@@ -136,3 +136,19 @@ dynprobe_call_ftrace_graph_ret_addr(struct task_struct *task, int *idx,
 	return redirect_missing("ftrace_graph_ret_addr", ret);
 }
 NOKPROBE_SYMBOL(dynprobe_call_ftrace_graph_ret_addr);
+
+noinline __noipa int
+dynprobe_call_create_event_filter(struct trace_array *tr,
+				  struct trace_event_call *call,
+				  char *filter_str, bool set_str,
+				  struct event_filter **filterp)
+{
+	return redirect_missing("create_event_filter", -EOPNOTSUPP);
+}
+NOKPROBE_SYMBOL(dynprobe_call_create_event_filter);
+
+noinline __noipa void dynprobe_call_free_event_filter(struct event_filter *filter)
+{
+	redirect_missing("free_event_filter", 0);
+}
+NOKPROBE_SYMBOL(dynprobe_call_free_event_filter);

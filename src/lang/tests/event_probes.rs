@@ -47,17 +47,68 @@ fn eprobes_syntax_errors() {
 }
 
 #[test]
-fn filters_are_refused_at_the_filter() {
+fn filters_are_kept_as_the_kernel_joins_them() {
+    let d = def_of(
+        Control::DynamicEvents,
+        "e:foo/bar syscalls/sys_enter_openat a=$dfd if dfd  ==\t3 &&   flags != 0",
+    );
+    assert_eq!(d.view().filter(), "dfd == 3 && flags != 0");
+    assert_eq!(d.view().args().len(), 1);
+    // Not listed, as the kernel's event probes do not list theirs.
+    assert_eq!(canon_of(&d), "e:foo/bar syscalls.sys_enter_openat a=$dfd");
+    let d = def_of(
+        Control::DynamicEvents,
+        "e:foo/bar syscalls/sys_enter_openat if dfd == 3",
+    );
+    assert_eq!(d.view().filter(), "dfd == 3");
+    assert_eq!(d.view().args().len(), 0);
+    let d = def_of(
+        Control::DynamicEvents,
+        "e:foo/bar syscalls/sys_enter_openat a=$dfd",
+    );
+    assert_eq!(d.view().filter(), "");
+}
+
+#[test]
+fn a_filter_the_kernel_refuses_is_its_error() {
     let err = err_of(
         Control::DynamicEvents,
-        "e:foo/bar syscalls/sys_enter_openat a=$dfd if dfd == 3",
+        "e:foo/bar syscalls/sys_enter_openat a=$dfd if nosuch == 3",
     );
+    // The kernel's filter parser logged its own entry.
+    assert!(!err.logged);
+    assert_eq!(err.errno, errno::EINVAL);
+}
+
+#[test]
+fn filters_without_the_kernels_filter_parser_are_refused_at_the_filter() {
+    let mut d = Box::new(Definition::new());
+    let line = "e:foo/bar syscalls/sys_enter_openat a=$dfd if dfd == 3";
+    let err = parse(
+        Control::DynamicEvents,
+        line.as_bytes(),
+        &SourcesOnly,
+        &mut d,
+    )
+    .unwrap_err();
     assert_eq!(err.code, EpFilterUnsupported);
     assert_eq!(err.errno, errno::EOPNOTSUPP);
     assert_eq!(
         err.column,
         "e:foo/bar syscalls/sys_enter_openat a=$dfd if ".len()
     );
+}
+
+/// The fake kernel without a filter parser.
+struct SourcesOnly;
+
+impl Resolver for SourcesOnly {
+    fn event_source(&self, system: &str, event: &str) -> bool {
+        FakeKernel.event_source(system, event)
+    }
+    fn event_field(&self, system: &str, event: &str, field: &str) -> Option<EventField> {
+        FakeKernel.event_field(system, event, field)
+    }
 }
 
 #[test]

@@ -36,6 +36,21 @@ impl Resolver for FakeKernel {
     fn event_field(&self, system: &str, event: &str, field: &str) -> Option<EventField> {
         fake_event_field(system, event, field)
     }
+    /// A stand-in for the kernel's filter parser: `FIELD OP VALUE`
+    /// clauses joined by `&&` or `||`, on the source event's own fields.
+    fn event_filter(&self, system: &str, event: &str, filter: &str) -> FilterCheck {
+        let clauses = filter.split("&&").flat_map(|c| c.split("||"));
+        let good = clauses.into_iter().all(|clause| {
+            let words: Vec<&str> = clause.split_whitespace().collect();
+            matches!(words.as_slice(), [field, "==" | "!=" | "<" | ">", _]
+                if fake_event_field(system, event, field).is_some())
+        });
+        if good {
+            FilterCheck::Accepted
+        } else {
+            FilterCheck::Rejected
+        }
+    }
     fn symbol_address(&self, name: &str) -> Option<u64> {
         match name {
             "_sdata" => Some(0xffff_ffff_8200_0000),
