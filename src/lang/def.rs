@@ -8,8 +8,8 @@ use core::fmt::{self, Write};
 
 use crate::lang::kind::ProbeKind;
 use crate::lang::text::{self, Str};
-use crate::lang::types::{FetchType, Program};
-use crate::lang::view::{DefView, Names, Scalars};
+use crate::lang::types::{FetchType, Load, Program, Store};
+use crate::lang::view::{DefView, Names, RecordPlan, Scalars};
 use crate::lang::{
     MAX_ARGSTR_LEN, MAX_EVENT_NAME_LEN, MAX_FUNCTION_TEXT, MAX_TRACE_ARGS, SYMBOL_CAP,
 };
@@ -255,7 +255,10 @@ impl Definition {
 
     /// The scalars a view and the compiled form keep.
     pub(crate) fn scalars(&self) -> Scalars {
-        self.scalars
+        Scalars {
+            plan: record_plan(self.args(), self.scalars.size),
+            ..self.scalars
+        }
     }
 
     /// Kind of probe.
@@ -301,5 +304,43 @@ impl Definition {
 
     pub(crate) fn arg_mut(&mut self, i: usize) -> Option<&mut ProbeArg> {
         self.args.get_mut(i)
+    }
+}
+
+/// Whether records of `args` (an argument area of `size` bytes) can be
+/// written as plain values ([`RecordPlan::Values`]).
+fn record_plan(args: &[ProbeArg], size: u32) -> RecordPlan {
+    let mut covered = 0u32;
+    for a in args {
+        let p = &a.prog;
+        let plain_load = matches!(
+            p.load,
+            Load::Reg(_)
+                | Load::Stack(_)
+                | Load::StackPointer
+                | Load::RetVal
+                | Load::Arg(_)
+                | Load::EntryData(_)
+                | Load::Imm(_)
+                | Load::Symbol { .. }
+        );
+        let plain = plain_load
+            && p.derefs().len() == 0
+            && p.store == Store::Raw
+            && p.bitfield.is_none()
+            && p.count == 0
+            && !a.ty.is_string()
+            && matches!(a.ty.size(), 1 | 2 | 4 | 8);
+        if !plain {
+            return RecordPlan::General;
+        }
+        covered = covered.saturating_add(a.ty.size());
+    }
+    // Arguments never overlap: covering as many bytes as the area has,
+    // they cover all of it (the layout has no padding, as the kernel's).
+    if covered == size {
+        RecordPlan::Values
+    } else {
+        RecordPlan::General
     }
 }

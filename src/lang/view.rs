@@ -27,6 +27,21 @@ pub struct Scalars {
     pub(crate) maxactive: u32,
     /// Size of the fixed argument area.
     pub(crate) size: u32,
+    /// How a hit writes the record (decided once, from the arguments).
+    pub(crate) plan: RecordPlan,
+}
+
+/// How [`DefView::record`] writes a definition's records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RecordPlan {
+    /// The interpreter, for every kind of argument.
+    General,
+    /// Every argument is a plain value (a register, a parameter, `$stackN`,
+    /// `$retval`, an immediate or a symbol's address, stored as is in 1, 2,
+    /// 4 or 8 bytes) and together they fill the argument area: the values
+    /// are written in place, with no dereference, string or bitfield to
+    /// consider and no byte to clear.
+    Values,
 }
 
 impl Scalars {
@@ -40,6 +55,7 @@ impl Scalars {
         offset: 0,
         maxactive: 0,
         size: 0,
+        plan: RecordPlan::General,
     };
 }
 

@@ -179,18 +179,25 @@ fn exercise(control: Control, line: &[u8], seed: u64) {
     regs.args = (0..8).map(|i| seed.wrapping_mul(i + 1)).collect();
     let mut mem = FakeMem::default();
     mem.add(0xffff_8880_0000_0000, &seed.to_le_bytes().repeat(64));
+    let ips = HeaderIps {
+        first: seed,
+        second: !seed,
+    };
     for size in [0usize, 7, 64, 300, 9000] {
-        let mut buf = vec![0u8; size];
-        let n = d.view().record(
-            &regs,
-            &mem,
-            HeaderIps {
-                first: seed,
-                second: !seed,
-            },
-            &mut buf,
-        );
+        // Over stale bytes, as a reused ring-buffer slot has them.
+        let mut buf = vec![0xa5u8; size];
+        let n = d.view().record(&regs, &mem, ips, &mut buf);
         assert!(n <= size);
+        // The shorter way of plain values writes what the interpreter
+        // writes, byte for byte.
+        let mut general = vec![0xa5u8; size];
+        let g = d.view().record_general(&regs, &mem, ips, &mut general);
+        assert_eq!(
+            (n, &buf),
+            (g, &general),
+            "{:?}",
+            String::from_utf8_lossy(line)
+        );
         let mut s = String::new();
         let _ = d.view().print_event(&buf[..n], &mut FakeSyms, &mut s);
     }
