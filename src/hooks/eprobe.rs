@@ -173,7 +173,7 @@ impl EprobeHook {
             unsafe { b::dynprobe_eprobe_attach(name.system(), name.event(), place.filter, feed) };
         let eprobe = kernel::error::from_err_ptr(eprobe)?;
         let eprobe = NonNull::new(eprobe).ok_or(ENOMEM)?;
-        Ok(KBox::new(EprobeHook { eprobe }, GFP_KERNEL)? as KBox<dyn Hook>)
+        Ok(KBox::new(EprobeHook { eprobe }, GFP_KERNEL)?)
     }
 }
 

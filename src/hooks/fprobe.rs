@@ -27,12 +27,15 @@ use crate::sys::bindings as b;
 /// Pinned: ftrace keeps pointers into `probe` while it is registered.
 /// `func` is the NUL-terminated target. `registered` changes only with
 /// event_mutex held or while nothing else reaches the hook.
+#[pin_data(PinnedDrop)]
 pub(crate) struct FprobeHook {
+    #[pin]
     probe: Opaque<b::dynprobe_fprobe>,
     func: KVec<u8>,
     /// On the shared ftrace_ops rather than an fprobe.
     fentry: bool,
     registered: Cell<bool>,
+    #[pin]
     _pin: PhantomPinned,
 }
 
@@ -95,23 +98,26 @@ impl FprobeHook {
         let func = super::place_symbol(place)?;
         let symbol = CStr::from_bytes_with_nul(&func).map_err(|_| EINVAL)?;
         let fentry_addr = shared_hook_address(place.kind, symbol);
-        let hook = KBox::pin(
-            FprobeHook {
-                probe: Opaque::zeroed(),
+        // The parser has checked that ftrace can hook the target.
+        Ok(super::boxed(KBox::pin_init(
+            try_pin_init!(FprobeHook {
+                probe <- Opaque::ffi_init(|p: *mut b::dynprobe_fprobe| {
+                    // SAFETY: `p` is the new hook's probe, valid for
+                    // writes, zeroed here and not registered; `feed`
+                    // outlives it (the function's contract).
+                    unsafe {
+                        core::ptr::write_bytes(p, 0, 1);
+                        Self::setup(p, place, feed);
+                        (*p).fentry_addr = fentry_addr.unwrap_or(0);
+                    }
+                }),
                 func,
                 fentry: fentry_addr.is_some(),
                 registered: Cell::new(false),
                 _pin: PhantomPinned,
-            },
+            }),
             GFP_KERNEL,
-        )?;
-        // SAFETY: the hook is pinned, zeroed and not registered.
-        unsafe {
-            Self::setup(hook.probe.get(), place, feed);
-            (*hook.probe.get()).fentry_addr = fentry_addr.unwrap_or(0);
-        }
-        // The parser has checked that ftrace can hook the target.
-        Ok(KBox::new(hook, GFP_KERNEL)?)
+        )?))
     }
 
     fn name(&self) -> &str {
@@ -120,7 +126,7 @@ impl FprobeHook {
     }
 }
 
-impl Hook for Pin<KBox<FprobeHook>> {
+impl Hook for FprobeHook {
     fn arm(&self) -> Result {
         let probe = self.probe.get();
         if self.fentry {
@@ -177,8 +183,9 @@ impl Hook for Pin<KBox<FprobeHook>> {
     }
 }
 
-impl Drop for FprobeHook {
-    fn drop(&mut self) {
+#[pinned_drop]
+impl PinnedDrop for FprobeHook {
+    fn drop(self: Pin<&mut Self>) {
         let probe = self.probe.get();
         if self.fentry {
             // SAFETY: the probe is set up; its callbacks run with

@@ -27,13 +27,16 @@ use crate::sys::bindings as b;
 /// `probe.rp.kp.symbol_name` points to. `registered` changes only with
 /// event_mutex held, or while nothing else can reach the hook (when it is
 /// made and dropped).
+#[pin_data(PinnedDrop)]
 pub(crate) struct KprobeHook {
+    #[pin]
     probe: Opaque<b::dynprobe_kprobe>,
     symbol: KVec<u8>,
     ret: bool,
     registered: Cell<bool>,
     /// In the module waits list (a `MOD:SYM` place).
     waits: Cell<bool>,
+    #[pin]
     _pin: PhantomPinned,
 }
 
@@ -59,43 +62,50 @@ impl KprobeHook {
     ) -> Result<KBox<dyn Hook>> {
         let symbol = super::place_symbol(place)?;
         let ret = place.kind == b::dynprobe_probe_kind_DYNPROBE_KRETPROBE;
-        let hook = KBox::pin(
-            KprobeHook {
-                probe: Opaque::zeroed(),
+        // The vector's buffer stays where it is when the vector moves into
+        // the hook, which then keeps it as long as the probe points to it.
+        let symbol_name = (!symbol.is_empty()).then(|| symbol.as_ptr().cast::<c_char>());
+        let hook = KBox::pin_init(
+            try_pin_init!(KprobeHook {
+                probe <- Opaque::ffi_init(|p: *mut b::dynprobe_kprobe| {
+                    // SAFETY: `p` is the new hook's probe, valid for
+                    // writes and seen by nothing else until registered;
+                    // zeroed first, as the kprobes core wants a probe it
+                    // has not seen.
+                    unsafe {
+                        core::ptr::write_bytes(p, 0, 1);
+                        b::dynprobe_kprobe_init(p, ret, place.entry_data_size);
+                        (*p).feed = feed;
+                        let kp = core::ptr::addr_of_mut!((*p).rp.kp);
+                        match symbol_name {
+                            Some(name) => {
+                                (*kp).symbol_name = name;
+                                (*kp).offset = place.offset as _;
+                            }
+                            None => (*kp).addr = place.addr as *mut _,
+                        }
+                        (*p).rp.maxactive = place.maxactive;
+                    }
+                }),
                 symbol,
                 ret,
                 registered: Cell::new(false),
                 waits: Cell::new(false),
                 _pin: PhantomPinned,
-            },
+            }),
             GFP_KERNEL,
         )?;
-        let p = hook.probe.get();
-        // SAFETY: the hook is pinned and not registered yet; `symbol`
-        // lives as long as it.
-        unsafe {
-            b::dynprobe_kprobe_init(p, ret, place.entry_data_size);
-            (*p).feed = feed;
-            let kp = core::ptr::addr_of_mut!((*p).rp.kp);
-            if hook.symbol.is_empty() {
-                (*kp).addr = place.addr as *mut _;
-            } else {
-                (*kp).symbol_name = hook.symbol.as_ptr().cast::<c_char>();
-                (*kp).offset = place.offset as _;
-            }
-            (*p).rp.maxactive = place.maxactive;
-        }
         let registered = hook.register(false);
         if let Some(module) = module_of(hook.name()) {
             // Not loaded yet: registered when the module comes.
             if registered.is_ok() || registered == Err(ENOENT) {
                 module_waits::add(&hook, module)?;
                 hook.waits.set(true);
-                return Ok(KBox::new(hook, GFP_KERNEL)?);
+                return Ok(super::boxed(hook));
             }
         }
         registered?;
-        Ok(KBox::new(hook, GFP_KERNEL)?)
+        Ok(super::boxed(hook))
     }
 
     /// The symbol, without its NUL.
@@ -173,8 +183,7 @@ impl KprobeHook {
     }
 }
 
-/// The hook as the probe keeps it: pinned in its own allocation.
-impl Hook for Pin<KBox<KprobeHook>> {
+impl Hook for KprobeHook {
     fn arm(&self) -> Result {
         // A probe whose module is not there is armed when it comes.
         if !self.registered.get() || self.gone() {
@@ -206,10 +215,11 @@ impl Hook for Pin<KBox<KprobeHook>> {
     }
 }
 
-impl Drop for KprobeHook {
-    fn drop(&mut self) {
+#[pinned_drop]
+impl PinnedDrop for KprobeHook {
+    fn drop(self: Pin<&mut Self>) {
         if self.waits.get() {
-            module_waits::remove(self);
+            module_waits::remove(&self);
         }
         self.unregister();
     }

@@ -4,6 +4,8 @@
 //! kind of kernel probe. [`new_hook`] is the one place that picks the
 //! implementation for a probe kind.
 
+use core::pin::Pin;
+
 use kernel::prelude::*;
 
 use crate::sys::bindings as b;
@@ -29,6 +31,18 @@ pub(crate) trait Hook: Send + Sync {
     fn disarm(&self);
     /// Hits the kernel missed (recursion, no free instance).
     fn misses(&self) -> u64;
+}
+
+/// A hook initialised pinned, as the probe keeps it: behind `dyn Hook`,
+/// in the box it was initialised in. (`Pin<KBox<dyn Hook>>` would say so
+/// in its type, but the kernel's `Box` in 7.2 cannot be unsized under
+/// `Pin`.) A [`Hook`] is only ever reached through `&self` and dropped in
+/// place, so it never moves out of that box.
+fn boxed<T: Hook + 'static>(hook: Pin<KBox<T>>) -> KBox<dyn Hook> {
+    // SAFETY: the box is never moved out of (see above): the hook stays
+    // where it was pinned until it is dropped there.
+    let hook: KBox<T> = unsafe { Pin::into_inner_unchecked(hook) };
+    hook
 }
 
 /// The hook for a probe at `place` whose hits run `feed`.

@@ -56,13 +56,16 @@ global_lock! {
 /// Pinned: ftrace and the tracepoint keep pointers into `probe` while it
 /// is hooked. The cells change only under [`STATE`]'s lock. `name` is the
 /// NUL-terminated tracepoint name.
+#[pin_data(PinnedDrop)]
 pub(crate) struct TracepointHook {
+    #[pin]
     probe: Opaque<b::dynprobe_fprobe>,
     name: KVec<u8>,
     /// The event is enabled: hook the tracepoint whenever it is there.
     armed: Cell<bool>,
     /// Hooked to this tracepoint (null: not hooked).
     tpoint: Cell<*mut b::tracepoint>,
+    #[pin]
     _pin: PhantomPinned,
 }
 
@@ -140,22 +143,28 @@ impl TracepointHook {
         if name.is_empty() {
             return Err(EINVAL);
         }
-        let hook = KBox::pin(
-            TracepointHook {
-                probe: Opaque::zeroed(),
+        let hook = KBox::pin_init(
+            try_pin_init!(TracepointHook {
+                probe <- Opaque::ffi_init(|p: *mut b::dynprobe_fprobe| {
+                    // SAFETY: `p` is the new hook's probe, valid for
+                    // writes, zeroed here and not registered; `feed`
+                    // outlives it (the function's contract).
+                    unsafe {
+                        core::ptr::write_bytes(p, 0, 1);
+                        FprobeHook::setup(p, place, feed);
+                    }
+                }),
                 name,
                 armed: Cell::new(false),
                 tpoint: Cell::new(core::ptr::null_mut()),
                 _pin: PhantomPinned,
-            },
+            }),
             GFP_KERNEL,
         )?;
-        // SAFETY: the hook is pinned, zeroed and not registered.
-        unsafe { FprobeHook::setup(hook.probe.get(), place, feed) };
         let mut state = STATE.lock();
         state.hooks.push(NonNull::from(&*hook), GFP_KERNEL)?;
         drop(state);
-        Ok(KBox::new(hook, GFP_KERNEL)?)
+        Ok(super::boxed(hook))
     }
 
     fn name(&self) -> &CStr {
@@ -204,7 +213,7 @@ impl TracepointHook {
     }
 }
 
-impl Hook for Pin<KBox<TracepointHook>> {
+impl Hook for TracepointHook {
     /// A tracepoint that is not there yet is hooked when its module comes.
     fn arm(&self) -> Result {
         let state = STATE.lock();
@@ -236,11 +245,12 @@ impl Hook for Pin<KBox<TracepointHook>> {
     }
 }
 
-impl Drop for TracepointHook {
-    fn drop(&mut self) {
+#[pinned_drop]
+impl PinnedDrop for TracepointHook {
+    fn drop(self: Pin<&mut Self>) {
         let mut state = STATE.lock();
         self.unhook(&state);
-        let me: *const TracepointHook = self;
+        let me: *const TracepointHook = &*self;
         if let Some(i) = state
             .hooks
             .iter()
