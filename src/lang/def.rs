@@ -307,10 +307,13 @@ impl Definition {
     }
 }
 
-/// Whether records of `args` (an argument area of `size` bytes) can be
-/// written as plain values ([`RecordPlan::Values`]).
+/// How records of `args` (an argument area of `size` bytes) are written:
+/// as plain values ([`RecordPlan::Values`]), by the interpreter over an
+/// area it fills ([`RecordPlan::Filled`]), or by the interpreter over an
+/// area cleared first.
 fn record_plan(args: &[ProbeArg], size: u32) -> RecordPlan {
     let mut covered = 0u32;
+    let mut all_plain = true;
     for a in args {
         let p = &a.prog;
         let plain_load = matches!(
@@ -331,16 +334,35 @@ fn record_plan(args: &[ProbeArg], size: u32) -> RecordPlan {
             && p.count == 0
             && !a.ty.is_string()
             && matches!(a.ty.size(), 1 | 2 | 4 | 8);
-        if !plain {
+        if !plain && !fills_slot(a) {
             return RecordPlan::General;
         }
-        covered = covered.saturating_add(a.ty.size());
+        all_plain &= plain;
+        covered = covered.saturating_add(a.size());
     }
     // Arguments never overlap: covering as many bytes as the area has,
     // they cover all of it (the layout has no padding, as the kernel's).
-    if covered == size {
-        RecordPlan::Values
-    } else {
-        RecordPlan::General
+    match (covered == size, all_plain) {
+        (true, true) => RecordPlan::Values,
+        (true, false) => RecordPlan::Filled,
+        (false, _) => RecordPlan::General,
+    }
+}
+
+/// Whether the interpreter writes all of a string argument's slot,
+/// whatever its read finds: a string read or its dereference that faults
+/// is recorded empty, with its `__data_loc` word written all the same.
+fn fills_slot(a: &ProbeArg) -> bool {
+    let p = &a.prog;
+    if !a.ty.is_string() || a.ty.size() != 4 {
+        return false;
+    }
+    match (p.load, p.store) {
+        (Load::None, _) => false,
+        // One word each, written once.
+        (Load::Comm | Load::ImmString(_), _) | (_, Store::SymStr { .. }) => p.count <= 1,
+        // A word per element, on every path.
+        (_, Store::String { .. }) => true,
+        _ => false,
     }
 }

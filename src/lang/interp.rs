@@ -170,7 +170,8 @@ impl DefView<'_> {
     ) -> usize {
         match self.plan {
             RecordPlan::Values => self.record_values(regs, ips, out),
-            RecordPlan::General => self.record_general(regs, mem, ips, out),
+            RecordPlan::Filled => self.interpret(regs, mem, ips, out, false),
+            RecordPlan::General => self.interpret(regs, mem, ips, out, true),
         }
     }
 
@@ -209,9 +210,9 @@ impl DefView<'_> {
         fixed_size
     }
 
-    /// [`DefView::record`] by the interpreter, whatever the arguments.
-    /// Public so that tests can compare it with the shorter way plain
-    /// values take.
+    /// [`DefView::record`] by the interpreter over an area cleared first,
+    /// whatever the arguments: the reference the shorter ways are held to.
+    /// Public so that tests can compare them.
     #[doc(hidden)]
     pub fn record_general(
         &self,
@@ -220,10 +221,24 @@ impl DefView<'_> {
         ips: HeaderIps,
         out: &mut [u8],
     ) -> usize {
+        self.interpret(regs, mem, ips, out, true)
+    }
+
+    /// The interpreter; `clear`: clear the header and argument area first
+    /// (else every byte of them must be written by the programs).
+    fn interpret(
+        &self,
+        regs: &impl Regs,
+        mem: &impl Memory,
+        ips: HeaderIps,
+        out: &mut [u8],
+        clear: bool,
+    ) -> usize {
         let fixed_size = self.fixed_size() as usize;
         let t = TRACE_ENTRY_SIZE as usize;
         match out.get_mut(t..fixed_size) {
-            Some(area) => area.fill(0),
+            Some(area) if clear => area.fill(0),
+            Some(_) => {}
             None => return 0,
         }
         if self.header_size() >= 8 {

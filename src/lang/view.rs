@@ -42,6 +42,11 @@ pub(crate) enum RecordPlan {
     /// are written in place, with no dereference, string or bitfield to
     /// consider and no byte to clear.
     Values,
+    /// Every argument writes all of its slot on every path (plain values,
+    /// and strings, whose `__data_loc` words are written also when their
+    /// read faults), and together they fill the argument area: the
+    /// interpreter runs without clearing it first.
+    Filled,
 }
 
 impl Scalars {
