@@ -96,11 +96,6 @@ static __always_inline void perf_record(struct trace_event_call *call,
 #endif
 
 /*
- * A record of one size enabled in one trace instance only (the common
- * case): the programs write it straight into the reserved ring-buffer
- * entry, as the kernel's probe events do, without a copy.
- */
-/*
  * Where a hit's record comes from: the hit's registers (and a return
  * probe's entry data), or, for an event probe, its source event's record.
  * Each entry point below passes one kind as a constant, so the common path
@@ -127,6 +122,11 @@ static __always_inline size_t fetch_record(const struct dynprobe_feed *feed,
 				  cap, hit->ip1, hit->ip2);
 }
 
+/*
+ * A record of one size enabled in one trace instance only (the common
+ * case): the programs write it straight into the reserved ring-buffer
+ * entry, as the kernel's probe events do, without a copy.
+ */
 static __always_inline void trace_record_direct(const struct dynprobe_feed *feed,
 						struct trace_event_file *file,
 						const struct hit *hit)
