@@ -106,8 +106,6 @@ int dynprobe_event_filter_check(const char *system, const char *event,
 	struct event_filter *filter;
 	int ret;
 
-	if (!dynprobe_event_filters())
-		return -EOPNOTSUPP;
 	file = source_get(system, event);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
