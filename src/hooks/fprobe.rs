@@ -68,11 +68,13 @@ fn shared_hook_address(kind: b::dynprobe_probe_kind, func: &CStr) -> Option<usiz
 }
 
 impl FprobeHook {
-    /// Initialises `probe` for a probe at `place` (not registered).
+    /// Initialises `probe`, zeroing it first, for a probe at `place` (not
+    /// registered).
     ///
     /// # Safety
     ///
-    /// `probe` is zeroed, pinned and unregistered; `feed` outlives it.
+    /// `probe` is valid for writes, pinned and unregistered; `feed`
+    /// outlives it.
     pub(super) unsafe fn setup(
         probe: *mut b::dynprobe_fprobe,
         place: &b::dynprobe_place,
@@ -82,6 +84,7 @@ impl FprobeHook {
             || place.kind == b::dynprobe_probe_kind_DYNPROBE_FUNCTION_EXIT;
         // SAFETY: per the function's contract.
         unsafe {
+            core::ptr::write_bytes(probe, 0, 1);
             b::dynprobe_fprobe_init(probe, exit, place.entry_data_size);
             (*probe).feed = feed;
             (*probe).kind = place.kind;
@@ -103,10 +106,9 @@ impl FprobeHook {
             try_pin_init!(FprobeHook {
                 probe <- Opaque::ffi_init(|p: *mut b::dynprobe_fprobe| {
                     // SAFETY: `p` is the new hook's probe, valid for
-                    // writes, zeroed here and not registered; `feed`
-                    // outlives it (the function's contract).
+                    // writes and not registered; `feed` outlives it (the
+                    // function's contract).
                     unsafe {
-                        core::ptr::write_bytes(p, 0, 1);
                         Self::setup(p, place, feed);
                         (*p).fentry_addr = fentry_addr.unwrap_or(0);
                     }

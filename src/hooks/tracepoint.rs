@@ -147,12 +147,9 @@ impl TracepointHook {
             try_pin_init!(TracepointHook {
                 probe <- Opaque::ffi_init(|p: *mut b::dynprobe_fprobe| {
                     // SAFETY: `p` is the new hook's probe, valid for
-                    // writes, zeroed here and not registered; `feed`
-                    // outlives it (the function's contract).
-                    unsafe {
-                        core::ptr::write_bytes(p, 0, 1);
-                        FprobeHook::setup(p, place, feed);
-                    }
+                    // writes and not registered; `feed` outlives it (the
+                    // function's contract).
+                    unsafe { FprobeHook::setup(p, place, feed) }
                 }),
                 name,
                 armed: Cell::new(false),
