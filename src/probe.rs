@@ -57,8 +57,7 @@ fn place_of(
     filter: &mut KVec<u8>,
 ) -> Result<b::dynprobe_place> {
     if !def.filter().is_empty() {
-        filter.extend_from_slice(def.filter().as_bytes(), GFP_KERNEL)?;
-        filter.push(0, GFP_KERNEL)?;
+        *filter = hooks::nul_terminated(def.filter().as_bytes())?;
     }
     Ok(b::dynprobe_place {
         kind: match def.kind() {

@@ -74,14 +74,9 @@ pub(crate) fn event_filter(system: &str, event: &str, filter: &str) -> FilterChe
     let Some(name) = SourceName::new(system, event) else {
         return FilterCheck::Rejected;
     };
-    let mut text = KVec::new();
-    if text
-        .extend_from_slice(filter.as_bytes(), GFP_KERNEL)
-        .is_err()
-        || text.push(0, GFP_KERNEL).is_err()
-    {
+    let Ok(mut text) = super::nul_terminated(filter.as_bytes()) else {
         return FilterCheck::Rejected;
-    }
+    };
     // SAFETY: the names and the filter are NUL-terminated and outlive the
     // call; the filter is parsed, not kept.
     let ret = unsafe {

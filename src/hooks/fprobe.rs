@@ -235,11 +235,9 @@ pub(crate) fn function_traceable(func: &CStr) -> bool {
     let mut addr = 0;
     if is_glob(bytes) {
         // ftrace_set_filter() edits the pattern it is given: a copy.
-        if glob
-            .extend_from_slice(func.to_bytes_with_nul(), GFP_KERNEL)
-            .is_err()
-        {
-            return false;
+        match super::nul_terminated(bytes) {
+            Ok(copy) => glob = copy,
+            Err(_) => return false,
         }
     } else {
         // SAFETY: `func` is NUL-terminated; the stub checks the symbol.

@@ -72,16 +72,22 @@ pub(crate) unsafe fn new_hook(
     })
 }
 
+/// A copy of `text` with a NUL after it, for the C side.
+pub(crate) fn nul_terminated(text: &[u8]) -> Result<KVec<u8>> {
+    let mut copy = KVec::with_capacity(text.len() + 1, GFP_KERNEL)?;
+    copy.extend_from_slice(text, GFP_KERNEL)?;
+    copy.push(0, GFP_KERNEL)?;
+    Ok(copy)
+}
+
 /// The place's symbol with its NUL, as a hook keeps it (the kernel keeps
 /// a pointer to it while the hook is registered); empty for an address.
 fn place_symbol(place: &b::dynprobe_place) -> Result<KVec<u8>> {
-    let mut symbol = KVec::new();
-    if !place.symbol.is_null() {
-        // SAFETY: a non-null place symbol is a NUL-terminated string.
-        let text = unsafe { core::ffi::CStr::from_ptr(place.symbol.cast()) };
-        symbol.extend_from_slice(text.to_bytes_with_nul(), GFP_KERNEL)?;
+    if place.symbol.is_null() {
+        return Ok(KVec::new());
     }
-    Ok(symbol)
+    // SAFETY: a non-null place symbol is a NUL-terminated string.
+    nul_terminated(unsafe { core::ffi::CStr::from_ptr(place.symbol.cast()) }.to_bytes())
 }
 
 /// Sets up what hooks share (locks, the module notifiers).
