@@ -17,6 +17,7 @@ mod error_table;
 mod event;
 mod fetch;
 mod hooks;
+mod kernel_symbols;
 pub mod lang;
 mod printk;
 mod probe;
@@ -42,20 +43,20 @@ struct Dynprobe {
 
 impl kernel::Module for Dynprobe {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        sys::resolve_symbols()?;
+        kernel_symbols::resolve()?;
         if let Err(e) = error_table::check() {
-            sys::resolve_exit();
+            kernel_symbols::exit();
             return Err(e);
         }
         control::init();
         error_log::init();
         if let Err(e) = sys::events_init() {
-            sys::resolve_exit();
+            kernel_symbols::exit();
             return Err(e);
         }
         if let Err(e) = sys::api_init() {
             sys::events_exit();
-            sys::resolve_exit();
+            kernel_symbols::exit();
             return Err(e);
         }
         let files = match control_files::ControlFiles::create() {
@@ -63,7 +64,7 @@ impl kernel::Module for Dynprobe {
             Err(e) => {
                 sys::api_exit();
                 sys::events_exit();
-                sys::resolve_exit();
+                kernel_symbols::exit();
                 return Err(e);
             }
         };
@@ -83,6 +84,6 @@ impl Drop for Dynprobe {
         sys::events_exit();
         resolve::btf_exit();
         // Last: everything above may call the kernel through the stubs.
-        sys::resolve_exit();
+        kernel_symbols::exit();
     }
 }

@@ -10,8 +10,8 @@
 
 use kernel::prelude::*;
 
+use crate::kernel_symbols;
 use crate::lang::ErrorCode;
-use crate::sys;
 
 /// The longest message the kernel's table may hold for the check (the
 /// longest of 7.2's is 57 bytes).
@@ -22,7 +22,7 @@ const TEXT_MAX: usize = 128;
 pub(crate) fn check() -> Result {
     let mut buf = [0u8; TEXT_MAX];
     let Some((code, kernel)) =
-        ErrorCode::first_kernel_mismatch(&mut buf, sys::kernel_error_message)
+        ErrorCode::first_kernel_mismatch(&mut buf, kernel_symbols::kernel_error_message)
     else {
         return Ok(());
     };

@@ -10,6 +10,7 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use kernel::alloc::KVVec;
 use kernel::prelude::*;
 
+use crate::kernel_symbols;
 use crate::lang::btf::{build_index, build_index_split, index_len, index_len_split};
 use crate::lang::{
     Btf, BtfError, BtfFunc, BtfMember, BtfType, EventField, FilterCheck, FuncEntry, Resolver,
@@ -44,16 +45,10 @@ pub(crate) fn btf_init() {
     if BTF_TRIED.swap(true, Ordering::AcqRel) {
         return;
     }
-    let mut len = 0usize;
-    // SAFETY: reads the resolved symbol table, filled before this runs.
-    let start = unsafe { b::dynprobe_vmlinux_btf(&mut len) };
-    if start.is_null() {
+    let Some(blob) = kernel_symbols::vmlinux_btf() else {
         pr_info!("BTF not available: no BTF argument names\n");
         return;
-    }
-    // SAFETY: [start, start + len) is the kernel's .BTF section, read-only
-    // data that lives as long as the kernel.
-    let blob: &'static [u8] = unsafe { core::slice::from_raw_parts(start, len) };
+    };
     let built = index_len(blob).map_err(Some).and_then(|n| {
         let mut index = KVVec::from_elem(0u32, n, GFP_KERNEL).map_err(|_| None)?;
         build_index(blob, &mut index).map_err(Some)?;
@@ -158,8 +153,7 @@ fn module_of(addr: u64) -> Option<([u8; 64], usize)> {
 /// `symbol`. `None` when the symbol is in no module, or the module has no
 /// BTF (not loaded, a kernel without module BTF), or its blob is refused.
 fn load_module_btf(vm: &Btf<'_>, symbol: &SymbolName) -> Option<ModuleBtf> {
-    // SAFETY: the buffer holds the name followed by a NUL.
-    let addr = unsafe { b::dynprobe_lookup_symbol(symbol.0.as_ptr()) };
+    let addr = kernel_symbols::lookup(symbol.c_str());
     if addr == 0 {
         return None;
     }
@@ -248,6 +242,11 @@ impl SymbolName {
         Some(SymbolName(buf))
     }
 
+    /// The name as a `CStr` (the buffer always ends in NUL).
+    fn c_str(&self) -> &CStr {
+        CStr::from_bytes_until_nul(&self.0).unwrap_or(c"")
+    }
+
     /// `MOD:SYM`, as kallsyms takes it.
     fn qualified(module: &str, name: &str) -> Option<Self> {
         let mut buf = [0u8; 520];
@@ -322,8 +321,7 @@ impl KernelResolver {
 
     fn lookup(name: &str) -> Option<u64> {
         let name = SymbolName::new(name)?;
-        // SAFETY: the buffer holds the name followed by a NUL.
-        let addr = unsafe { b::dynprobe_lookup_symbol(name.0.as_ptr()) };
+        let addr = kernel_symbols::lookup(name.c_str());
         (addr != 0).then_some(addr as u64)
     }
 }
@@ -405,10 +403,8 @@ impl Resolver for KernelResolver {
     /// `NOSUP_BTFARG`). Known places keep the default.
     fn func_entry(&self, module: Option<&str>, symbol: &str, offset: u64) -> FuncEntry {
         if let Some(m) = module {
-            let known = SymbolName::qualified(m, symbol).is_some_and(|name| {
-                // SAFETY: the buffer holds the name followed by a NUL.
-                unsafe { b::dynprobe_lookup_symbol(name.0.as_ptr()) != 0 }
-            });
+            let known = SymbolName::qualified(m, symbol)
+                .is_some_and(|name| kernel_symbols::lookup(name.c_str()) != 0);
             if !known {
                 return FuncEntry::Unknown;
             }
@@ -458,15 +454,10 @@ impl Resolver for KernelResolver {
             },
             None => None,
         };
-        let module_ptr = module_name
-            .as_ref()
-            .map_or(core::ptr::null(), |m| m.0.as_ptr());
-        let mut module_loaded = false;
-        // SAFETY: both names are NUL-terminated buffers (or null for the
-        // module) that live across the call; `module_loaded` is a valid
-        // place to write.
-        let count =
-            unsafe { b::dynprobe_count_symbols(module_ptr, name.0.as_ptr(), &mut module_loaded) };
+        let (count, module_loaded) = kernel_symbols::count_symbols(
+            module_name.as_ref().map(SymbolName::c_str),
+            name.c_str(),
+        );
         match count {
             // A module that is not loaded yet is checked when it loads; a
             // loaded one must have the symbol, as validate_probe_symbol()

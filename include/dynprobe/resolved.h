@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Kernel symbols dynprobe needs that Linux 7.2 does not export. They are
- * resolved once, at load, by src/shim/resolve.c (which lists each with the
- * reason it is needed); nothing else looks symbols up by name.
+ * resolved once, at load, by src/kernel_symbols.rs (which lists each with
+ * the reason it is needed); nothing else looks symbols up by name.
  *
  * Objects are used through their addresses. Functions are never called
  * through a pointer: on a kernel with IBT, Linux seals every function whose
@@ -10,9 +10,9 @@
  * of these are sealed, so an indirect call to one would be a #CP fault.
  * Each is instead called, by a direct call, through a stub of ours with the
  * same prototype, dynprobe_call_<function>() (src/shim/stubs.c), that an
- * ftrace_ops of resolve.c redirects into the kernel function's body. Where
- * those bodies are stays private to resolve.c: no other code can form a
- * pointer to call.
+ * ftrace_ops of src/shim/resolve.c redirects into the kernel function's
+ * body. Where those bodies are stays private to src/kernel_symbols.rs: no
+ * other code can form a pointer to call.
  */
 #ifndef DYNPROBE_RESOLVED_H
 #define DYNPROBE_RESOLVED_H

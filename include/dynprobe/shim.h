@@ -24,20 +24,22 @@ enum dynprobe_file {
 /* The longest command line a control file accepts, as the kernel's. */
 #define DYNPROBE_MAX_LINE 4094
 
-/* Implemented in C, called from Rust. */
-int dynprobe_resolve_symbols(void);
-void dynprobe_resolve_exit(void);
-unsigned long dynprobe_lookup_symbol(const char *name);
 /*
- * The kernel's probe error message at @index of its table, copied with its
- * NUL into @buf: its length, or -ENOENT (no such entry), -ERANGE (it does
- * not fit), -EFAULT.
+ * Implemented in C, called from Rust (src/kernel_symbols.rs). The
+ * redirect of the stubs of unexported functions (src/shim/resolve.c):
+ * registering it on the @n stub addresses at @stubs, and unregistering
+ * it; where a function's body begins, after its ENDBR slot.
  */
-int dynprobe_kernel_err_text(unsigned int index, char *buf, size_t len);
-unsigned int dynprobe_count_symbols(const char *module, const char *name,
-				    bool *module_loaded);
-/* The vmlinux BTF (bytes [return, return + *len)), or NULL without one. */
-const u8 *dynprobe_vmlinux_btf(size_t *len);
+int dynprobe_redirect_register(const unsigned long *stubs, unsigned int n);
+void dynprobe_redirect_unregister(void);
+unsigned long dynprobe_body_of(unsigned long addr);
+/*
+ * Implemented in Rust, called from the redirect: the body of the kernel
+ * function whose stub has its ftrace call site at @ip (@endbr_size after
+ * its start or at it), 0 if none.
+ */
+unsigned long dynprobe_rs_redirect_body(unsigned long ip,
+					unsigned long endbr_size);
 /*
  * A copy of the BTF of loaded module @module (bytes [return, return +
  * *len)), to be freed with dynprobe_module_btf_free(); NULL when the module

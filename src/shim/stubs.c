@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The stubs through which dynprobe calls the unexported kernel functions it
- * resolves (see resolve.c and include/dynprobe/resolved.h).
+ * resolves (see src/kernel_symbols.rs, resolve.c and
+ * include/dynprobe/resolved.h).
  *
  * Each stub has the prototype of its kernel function and is called by a
  * direct call. Its first instruction after ENDBR is the ftrace call site;
