@@ -9,7 +9,7 @@ use core::fmt::{self, Write};
 use crate::lang::kind::ProbeKind;
 use crate::lang::text::{self, Str};
 use crate::lang::types::{FetchType, Load, Program, Store};
-use crate::lang::view::{DefView, Names, RecordPlan, Scalars};
+use crate::lang::view::{DefView, Names, RecordPlan, Scalars, WordSource, Words, MAX_WORDS};
 use crate::lang::{
     MAX_ARGSTR_LEN, MAX_EVENT_NAME_LEN, MAX_FUNCTION_TEXT, MAX_TRACE_ARGS, SYMBOL_CAP,
 };
@@ -343,10 +343,32 @@ fn record_plan(args: &[ProbeArg], size: u32) -> RecordPlan {
     // Arguments never overlap: covering as many bytes as the area has,
     // they cover all of it (the layout has no padding, as the kernel's).
     match (covered == size, all_plain) {
-        (true, true) => RecordPlan::Values,
+        (true, true) => words_of(args).map_or(RecordPlan::Values, RecordPlan::Words),
         (true, false) => RecordPlan::Filled,
         (false, _) => RecordPlan::General,
     }
+}
+
+/// The words of a record of plain values when each is an 8-byte word from
+/// the registers or entry data, in order and at most [`MAX_WORDS`].
+fn words_of(args: &[ProbeArg]) -> Option<Words> {
+    let mut words = Words {
+        len: u8::try_from(args.len()).ok()?,
+        sources: [WordSource::RetVal; MAX_WORDS],
+    };
+    for (i, a) in args.iter().enumerate() {
+        if a.ty.size() != 8 || a.offset as usize != i.checked_mul(8)? {
+            return None;
+        }
+        *words.sources.get_mut(i)? = match a.prog.load {
+            Load::Reg(r) => WordSource::Reg(r),
+            Load::Arg(n) => WordSource::Arg(u8::try_from(n).ok()?),
+            Load::RetVal => WordSource::RetVal,
+            Load::EntryData(s) => WordSource::EntryData(u8::try_from(s).ok()?),
+            _ => return None,
+        };
+    }
+    Some(words)
 }
 
 /// Whether the interpreter writes all of a string argument's slot,

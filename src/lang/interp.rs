@@ -4,7 +4,7 @@
 use crate::lang::def::{ProbeArg, TRACE_ENTRY_SIZE};
 use crate::lang::text;
 use crate::lang::types::{Bitfield, Load, Reg, Space, Store};
-use crate::lang::view::{DefView, RecordPlan};
+use crate::lang::view::{DefView, RecordPlan, WordSource, Words};
 
 /// Register and argument access at the probe point.
 pub trait Regs {
@@ -169,6 +169,7 @@ impl DefView<'_> {
         out: &mut [u8],
     ) -> usize {
         match self.plan {
+            RecordPlan::Words(ref words) => self.record_words(words, regs, ips, out),
             RecordPlan::Values => self.record_values(regs, ips, out),
             RecordPlan::Filled => self.interpret(regs, mem, ips, out, false),
             RecordPlan::General => self.interpret(regs, mem, ips, out, true),
@@ -181,11 +182,55 @@ impl DefView<'_> {
     /// fraction of its instructions.
     fn record_values(&self, regs: &impl Regs, ips: HeaderIps, out: &mut [u8]) -> usize {
         let fixed_size = self.fixed_size() as usize;
-        let t = TRACE_ENTRY_SIZE as usize;
         let Some(rec) = out.get_mut(..fixed_size) else {
             return 0;
         };
+        self.write_header(rec, ips);
         let base = self.args_offset() as usize;
+        for a in self.args() {
+            let at = base.saturating_add(a.offset as usize);
+            if let Some(s) = rec.get_mut(at..at.saturating_add(a.ty.size() as usize)) {
+                put_le(s, load_value(a, regs));
+            }
+        }
+        fixed_size
+    }
+
+    /// [`DefView::record`] for a definition of 8-byte words from the
+    /// registers and entry data ([`RecordPlan::Words`]): the header and
+    /// the words, without looking at the arguments.
+    fn record_words(
+        &self,
+        words: &Words,
+        regs: &impl Regs,
+        ips: HeaderIps,
+        out: &mut [u8],
+    ) -> usize {
+        let fixed_size = self.fixed_size() as usize;
+        let Some(rec) = out.get_mut(..fixed_size) else {
+            return 0;
+        };
+        self.write_header(rec, ips);
+        let mut at = self.args_offset() as usize;
+        for source in words.sources() {
+            let Some(slot) = rec.get_mut(at..).and_then(|r| r.first_chunk_mut::<8>()) else {
+                break;
+            };
+            let value = match *source {
+                WordSource::Reg(r) => regs.reg(r),
+                WordSource::Arg(n) => regs.arg(u32::from(n)),
+                WordSource::RetVal => regs.return_value(),
+                WordSource::EntryData(s) => regs.entry_data(u32::from(s)),
+            };
+            *slot = value.to_le_bytes();
+            at += 8;
+        }
+        fixed_size
+    }
+
+    /// Writes the header ips of a record of `fixed_size()` bytes.
+    fn write_header(&self, rec: &mut [u8], ips: HeaderIps) {
+        let t = TRACE_ENTRY_SIZE as usize;
         match self.header_size() {
             16 => {
                 if let Some(h) = rec.get_mut(t..t + 16) {
@@ -201,13 +246,6 @@ impl DefView<'_> {
             }
             _ => {}
         }
-        for a in self.args() {
-            let at = base.saturating_add(a.offset as usize);
-            if let Some(s) = rec.get_mut(at..at.saturating_add(a.ty.size() as usize)) {
-                put_le(s, load_value(a, regs));
-            }
-        }
-        fixed_size
     }
 
     /// [`DefView::record`] by the interpreter over an area cleared first,

@@ -9,7 +9,7 @@ use core::fmt::{self, Write};
 
 use crate::lang::def::{Field, ProbeArg, TRACE_ENTRY_SIZE};
 use crate::lang::kind::ProbeKind;
-use crate::lang::types::FetchType;
+use crate::lang::types::{FetchType, Reg};
 
 /// What a definition is besides its names, arguments and saved
 /// parameters: a few words, kept by the compiled form and copied into
@@ -42,11 +42,45 @@ pub(crate) enum RecordPlan {
     /// are written in place, with no dereference, string or bitfield to
     /// consider and no byte to clear.
     Values,
+    /// [`RecordPlan::Values`] where every value is an 8-byte word from a
+    /// register, a parameter, `$retval` or an entry-data slot, in order:
+    /// the record is the header and these words, with no argument looked
+    /// at.
+    Words(Words),
     /// Every argument writes all of its slot on every path (plain values,
     /// and strings, whose `__data_loc` words are written also when their
     /// read faults), and together they fill the argument area: the
     /// interpreter runs without clearing it first.
     Filled,
+}
+
+/// The most words a [`RecordPlan::Words`] record has.
+pub(crate) const MAX_WORDS: usize = 6;
+
+/// The words of a [`RecordPlan::Words`] record, in the order they are
+/// written from the start of the argument area.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Words {
+    pub(crate) len: u8,
+    pub(crate) sources: [WordSource; MAX_WORDS],
+}
+
+impl Words {
+    /// The sources of the record's words.
+    pub(crate) fn sources(&self) -> &[WordSource] {
+        self.sources.get(..usize::from(self.len)).unwrap_or(&[])
+    }
+}
+
+/// Where one word of a [`RecordPlan::Words`] record comes from: the loads
+/// of [`Load`](crate::lang::types::Load) that need nothing but the hit's
+/// registers and entry data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WordSource {
+    Reg(Reg),
+    Arg(u8),
+    RetVal,
+    EntryData(u8),
 }
 
 impl Scalars {

@@ -177,6 +177,8 @@ fn exercise(control: Control, line: &[u8], seed: u64) {
         *r = seed.rotate_left(i as u32 * 7) ^ 0xffff_8880_0000_0000;
     }
     regs.args = (0..8).map(|i| seed.wrapping_mul(i + 1)).collect();
+    regs.ret = !seed;
+    regs.edata = (0..8).map(|i| seed.wrapping_mul(i + 11)).collect();
     let mut mem = FakeMem::default();
     mem.add(0xffff_8880_0000_0000, &seed.to_le_bytes().repeat(64));
     let ips = HeaderIps {
