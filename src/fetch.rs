@@ -3,7 +3,7 @@
 //! The fetch interpreter's view of the kernel in a probe handler: the
 //! interrupted registers and fault-tolerant memory.
 
-use crate::lang::{Fault, Memory, Reg, Regs, Space};
+use crate::lang::{first_nul, Fault, Memory, Reg, Regs, Space};
 use crate::sys::bindings as b;
 
 /// Registers at a kprobe or kretprobe hit, plus the entry data a return
@@ -132,7 +132,10 @@ impl Regs for EventProbeRegs<'_> {
 pub(crate) struct KernelMemory;
 
 const PAGE_SIZE: u64 = 4096;
-/// Bytes read per step of a string copy: short strings stay cheap.
+/// Bytes read by the first step of a string copy: most strings recorded
+/// (names, paths' components, commands) fit, and each byte read costs.
+const STRING_FIRST_STEP: usize = 32;
+/// Bytes read per later step: fewer calls for long strings.
 const STRING_STEP: usize = 128;
 
 impl KernelMemory {
@@ -169,16 +172,18 @@ impl Memory for KernelMemory {
             return Err(Fault);
         }
         let mut done = 0usize;
+        let mut step = STRING_FIRST_STEP;
         while done < cap {
             let at = addr.checked_add(done as u64).ok_or(Fault)?;
             let to_page_end = (PAGE_SIZE - (at % PAGE_SIZE)) as usize;
-            let want = to_page_end.min(STRING_STEP).min(cap - done);
+            let want = to_page_end.min(step).min(cap - done);
             let chunk = dst.get_mut(done..done + want).ok_or(Fault)?;
             Self::read_raw(space, at, chunk)?;
-            if let Some(nul) = chunk.iter().position(|&c| c == 0) {
+            if let Some(nul) = first_nul(chunk) {
                 return Ok(done + nul + 1);
             }
             done += want;
+            step = STRING_STEP;
         }
         // Truncated: the last byte becomes the terminator.
         if let Some(last) = dst.last_mut() {

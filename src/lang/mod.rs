@@ -94,7 +94,7 @@ pub use synth::{
     SynthField, SynthSource, SynthStorage, SynthTypeError, SYNTH_FIELDS_MAX, SYNTH_STRING_MAX,
     SYNTH_SYSTEM,
 };
-pub use text::Str;
+pub use text::{first_nul, Str};
 pub use types::{
     Bitfield, Deref, EventField, FetchType, FieldKind, Load, PrintKind, Program, Reg, Space, Store,
     TextRange, MAX_DEREFS,

@@ -161,6 +161,25 @@ pub(crate) fn find(s: &[u8], c: u8) -> Option<usize> {
     s.iter().position(|&x| x == c)
 }
 
+/// Position of the first NUL in `s`, eight bytes at a time (a string
+/// read's cost is mostly this scan): a word holds a zero byte exactly when
+/// `(w - 0x01..01) & !w & 0x80..80` is not 0, and its lowest set bit is in
+/// the first zero byte (borrows only reach bytes above it).
+pub fn first_nul(s: &[u8]) -> Option<usize> {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut at = 0usize;
+    while let Some(word) = s.get(at..).and_then(|rest| rest.first_chunk::<8>()) {
+        let w = u64::from_le_bytes(*word);
+        let zero = w.wrapping_sub(LOW) & !w & HIGH;
+        if zero != 0 {
+            return Some(at + (zero.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    find(tail(s, at), 0).map(|i| at + i)
+}
+
 /// Position of the last `c` in `s` (C `strrchr`).
 pub(crate) fn rfind(s: &[u8], c: u8) -> Option<usize> {
     s.iter().rposition(|&x| x == c)

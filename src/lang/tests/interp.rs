@@ -268,3 +268,16 @@ fn function_event_strings_stop_at_512_bytes() {
     let (rec, _) = run(&d, &regs, &mem, HeaderIps::default());
     assert_eq!(rec.len(), d.view().fixed_size() as usize + 1001);
 }
+
+use proptest::prelude::*;
+
+proptest! {
+    /// The word-at-a-time NUL scan finds what a byte-by-byte one finds,
+    /// wherever the NULs are and whatever the length.
+    #[test]
+    fn first_nul_is_the_first_zero_byte(
+        bytes in prop::collection::vec(prop_oneof![Just(0u8), Just(0x80), Just(1), any::<u8>()], 0..80)
+    ) {
+        prop_assert_eq!(first_nul(&bytes), bytes.iter().position(|&c| c == 0));
+    }
+}
