@@ -141,17 +141,6 @@ impl Owners {
 
 /// # Safety
 ///
-/// `ptr` points to `len` readable bytes, or `len` is 0.
-unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
-    if len == 0 || ptr.is_null() {
-        return &[];
-    }
-    // SAFETY: the caller's promise.
-    unsafe { core::slice::from_raw_parts(ptr, len) }
-}
-
-/// # Safety
-///
 /// `ptr` is null or a NUL-terminated string that outlives the result.
 unsafe fn c_str<'a>(ptr: *const u8) -> &'a [u8] {
     if ptr.is_null() {
@@ -161,25 +150,13 @@ unsafe fn c_str<'a>(ptr: *const u8) -> &'a [u8] {
     unsafe { CStr::from_char_ptr(ptr.cast()) }.to_bytes()
 }
 
-/// Runs a line from another module (see include/dynprobe/api_glue.h).
-///
-/// # Safety
-///
-/// `line` points to `len` readable bytes; `owner` is null or the
-/// calling module's `struct module`.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn dynprobe_rs_api_command(
-    file: u32,
-    line: *const u8,
-    len: usize,
-    owner: *const core::ffi::c_void,
-) -> core::ffi::c_int {
-    // SAFETY: the caller's promise.
-    let line = unsafe { bytes(line, len) };
+/// Runs a line from another module (src/api_commands.rs) in control file
+/// `file`, recording what it makes as `owner`'s (a `struct module`, or 0).
+pub(crate) fn run_command(file: u32, line: &[u8], owner: usize) -> core::ffi::c_int {
     let Some(file) = control::command_file(file) else {
         return EINVAL.to_errno();
     };
-    match control::api_command(file, line, owner as usize) {
+    match control::api_command(file, line, owner) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }

@@ -10,6 +10,7 @@
 use kernel::prelude::*;
 
 mod api;
+mod api_commands;
 mod control;
 mod control_files;
 mod error_log;

@@ -14,14 +14,10 @@ struct trace_event_file;
 int dynprobe_api_init(void);
 void dynprobe_api_exit(void);
 
-/* Implemented in Rust. */
 /*
- * Runs @line (@len bytes, no newline) as a line written to control file
- * @file (enum dynprobe_file) and records @owner (a struct module) as the
- * owner of what it defines: 0 or -errno.
+ * Implemented in Rust: the command functions of api.h themselves
+ * (src/api_commands.rs), and these.
  */
-int dynprobe_rs_api_command(unsigned int file, const char *line, size_t len,
-			    const void *owner);
 /* Removes what @owner (a struct module, unloading, named @name) owns. */
 void dynprobe_rs_api_owner_gone(const void *owner, const char *name);
 /*

@@ -286,5 +286,8 @@ void dynprobe_rs_store_entry(const void *def, struct pt_regs *regs,
 
 #include "dynprobe/synth.h"
 #include "dynprobe/api_glue.h"
+#ifdef __BINDGEN__
+#include "dynprobe/api.h"
+#endif
 
 #endif /* DYNPROBE_SHIM_H */
