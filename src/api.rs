@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The in-kernel API's Rust half (its exported C functions are
-//! src/shim/api.c): a command from another module runs down the control
-//! files' command path (src/control.rs), and the events it makes are
-//! recorded as that module's, to be removed when it unloads.
+//! The in-kernel API's owners and lookups (the commands are
+//! src/api_commands.rs, the exports src/shim/api.c): a command from
+//! another module runs down the control files' command path
+//! (src/control.rs), and the events it makes are recorded as that
+//! module's, to be removed when it unloads.
 
 use kernel::prelude::*;
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Between the in-kernel API's C half (src/shim/api.c: the exported
- * functions) and its Rust half (src/api.rs: commands, owners, lookups).
+ * Between the in-kernel API's C half (src/shim/api.c: the exports, held
+ * events, synthetic-event calls) and its Rust half (src/api_commands.rs:
+ * the commands; src/api.rs: owners, lookups).
  */
 #ifndef DYNPROBE_API_GLUE_H
 #define DYNPROBE_API_GLUE_H
