@@ -9,7 +9,7 @@ use core::fmt::{self, Write};
 use crate::lang::kind::ProbeKind;
 use crate::lang::text::{self, Str};
 use crate::lang::types::{FetchType, Load, Program, Store};
-use crate::lang::view::{DefView, Names, RecordPlan, Scalars, WordSource, Words, MAX_WORDS};
+use crate::lang::view::{DefView, Names, RecordPlan, Scalars, Step, Steps, WordSource, MAX_STEPS};
 use crate::lang::{
     MAX_ARGSTR_LEN, MAX_EVENT_NAME_LEN, MAX_FUNCTION_TEXT, MAX_TRACE_ARGS, SYMBOL_CAP,
 };
@@ -343,32 +343,49 @@ fn record_plan(args: &[ProbeArg], size: u32) -> RecordPlan {
     // Arguments never overlap: covering as many bytes as the area has,
     // they cover all of it (the layout has no padding, as the kernel's).
     match (covered == size, all_plain) {
-        (true, true) => words_of(args).map_or(RecordPlan::Values, RecordPlan::Words),
-        (true, false) => RecordPlan::Filled,
+        (true, true) => steps_of(args).map_or(RecordPlan::Values, RecordPlan::Steps),
+        (true, false) => steps_of(args).map_or(RecordPlan::Filled, RecordPlan::Steps),
         (false, _) => RecordPlan::General,
     }
 }
 
-/// The words of a record of plain values when each is an 8-byte word from
-/// the registers or entry data, in order and at most [`MAX_WORDS`].
-fn words_of(args: &[ProbeArg]) -> Option<Words> {
-    let mut words = Words {
+/// The steps of a record whose arguments fill the argument area in order,
+/// each an 8-byte word from the registers or entry data, or a string at
+/// such a word plus an offset; at most [`MAX_STEPS`].
+fn steps_of(args: &[ProbeArg]) -> Option<Steps> {
+    let mut steps = Steps {
         len: u8::try_from(args.len()).ok()?,
-        sources: [WordSource::RetVal; MAX_WORDS],
+        steps: [Step::Word(WordSource::RetVal); MAX_STEPS],
     };
+    let mut at = 0u32;
     for (i, a) in args.iter().enumerate() {
-        if a.ty.size() != 8 || a.offset as usize != i.checked_mul(8)? {
-            return None;
-        }
-        *words.sources.get_mut(i)? = match a.prog.load {
+        let p = &a.prog;
+        let source = match p.load {
             Load::Reg(r) => WordSource::Reg(r),
             Load::Arg(n) => WordSource::Arg(u8::try_from(n).ok()?),
             Load::RetVal => WordSource::RetVal,
             Load::EntryData(s) => WordSource::EntryData(u8::try_from(s).ok()?),
             _ => return None,
         };
+        if a.offset != at || p.derefs().len() != 0 || p.bitfield.is_some() || p.count != 0 {
+            return None;
+        }
+        let (step, size) = match p.store {
+            Store::Raw if !a.ty.is_string() && a.ty.size() == 8 => (Step::Word(source), 8),
+            Store::String { space, offset } if a.ty.is_string() && a.size() == 4 => (
+                Step::Str {
+                    base: source,
+                    space,
+                    offset: i32::try_from(offset).ok()?,
+                },
+                4,
+            ),
+            _ => return None,
+        };
+        *steps.steps.get_mut(i)? = step;
+        at += size;
     }
-    Some(words)
+    Some(steps)
 }
 
 /// Whether the interpreter writes all of a string argument's slot,

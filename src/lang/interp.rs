@@ -4,7 +4,7 @@
 use crate::lang::def::{ProbeArg, TRACE_ENTRY_SIZE};
 use crate::lang::text;
 use crate::lang::types::{Bitfield, Load, Reg, Space, Store};
-use crate::lang::view::{DefView, RecordPlan, WordSource, Words};
+use crate::lang::view::{DefView, RecordPlan, Step, Steps, WordSource};
 
 /// Register and argument access at the probe point.
 pub trait Regs {
@@ -169,7 +169,7 @@ impl DefView<'_> {
         out: &mut [u8],
     ) -> usize {
         match self.plan {
-            RecordPlan::Words(ref words) => self.record_words(words, regs, ips, out),
+            RecordPlan::Steps(ref steps) => self.record_steps(steps, regs, mem, ips, out),
             RecordPlan::Values => self.record_values(regs, ips, out),
             RecordPlan::Filled => self.interpret(regs, mem, ips, out, false),
             RecordPlan::General => self.interpret(regs, mem, ips, out, true),
@@ -196,13 +196,14 @@ impl DefView<'_> {
         fixed_size
     }
 
-    /// [`DefView::record`] for a definition of 8-byte words from the
-    /// registers and entry data ([`RecordPlan::Words`]): the header and
-    /// the words, without looking at the arguments.
-    fn record_words(
+    /// [`DefView::record`] for a definition of words and strings from the
+    /// registers and entry data ([`RecordPlan::Steps`]): the header and
+    /// each step in turn, without looking at the arguments.
+    fn record_steps(
         &self,
-        words: &Words,
+        steps: &Steps,
         regs: &impl Regs,
+        mem: &impl Memory,
         ips: HeaderIps,
         out: &mut [u8],
     ) -> usize {
@@ -212,20 +213,33 @@ impl DefView<'_> {
         };
         self.write_header(rec, ips);
         let mut at = self.args_offset() as usize;
-        for source in words.sources() {
-            let Some(slot) = rec.get_mut(at..).and_then(|r| r.first_chunk_mut::<8>()) else {
-                break;
-            };
-            let value = match *source {
-                WordSource::Reg(r) => regs.reg(r),
-                WordSource::Arg(n) => regs.arg(u32::from(n)),
-                WordSource::RetVal => regs.return_value(),
-                WordSource::EntryData(s) => regs.entry_data(u32::from(s)),
-            };
-            *slot = value.to_le_bytes();
-            at += 8;
+        let mut d = Dyn {
+            out,
+            cursor: fixed_size,
+            string_max: self.string_max(),
+        };
+        for step in steps.steps() {
+            match *step {
+                Step::Word(source) => {
+                    let value = word(source, regs);
+                    if let Some(slot) = d.out.get_mut(at..).and_then(|r| r.first_chunk_mut::<8>()) {
+                        *slot = value.to_le_bytes();
+                    }
+                    at += 8;
+                }
+                Step::Str {
+                    base,
+                    space,
+                    offset,
+                } => {
+                    let addr = word(base, regs).wrapping_add(i64::from(offset) as u64);
+                    let loc = store_string(&mut d, mem, space, addr);
+                    set_u32(&mut d, at, loc);
+                    at += 4;
+                }
+            }
         }
-        fixed_size
+        d.cursor
     }
 
     /// Writes the header ips of a record of `fixed_size()` bytes.
@@ -299,6 +313,16 @@ impl DefView<'_> {
             run_arg(a, base, regs, mem, &mut d);
         }
         d.cursor
+    }
+}
+
+/// The word a step reads.
+fn word(source: WordSource, regs: &impl Regs) -> u64 {
+    match source {
+        WordSource::Reg(r) => regs.reg(r),
+        WordSource::Arg(n) => regs.arg(u32::from(n)),
+        WordSource::RetVal => regs.return_value(),
+        WordSource::EntryData(s) => regs.entry_data(u32::from(s)),
     }
 }
 

@@ -9,7 +9,7 @@ use core::fmt::{self, Write};
 
 use crate::lang::def::{Field, ProbeArg, TRACE_ENTRY_SIZE};
 use crate::lang::kind::ProbeKind;
-use crate::lang::types::{FetchType, Reg};
+use crate::lang::types::{FetchType, Reg, Space};
 
 /// What a definition is besides its names, arguments and saved
 /// parameters: a few words, kept by the compiled form and copied into
@@ -42,11 +42,11 @@ pub(crate) enum RecordPlan {
     /// are written in place, with no dereference, string or bitfield to
     /// consider and no byte to clear.
     Values,
-    /// [`RecordPlan::Values`] where every value is an 8-byte word from a
-    /// register, a parameter, `$retval` or an entry-data slot, in order:
-    /// the record is the header and these words, with no argument looked
-    /// at.
-    Words(Words),
+    /// Every argument is an 8-byte word from a register, a parameter,
+    /// `$retval` or an entry-data slot, or a string at such a word plus an
+    /// offset, in order: the record is written step by step, with no
+    /// argument looked at.
+    Steps(Steps),
     /// Every argument writes all of its slot on every path (plain values,
     /// and strings, whose `__data_loc` words are written also when their
     /// read faults), and together they fill the argument area: the
@@ -54,26 +54,40 @@ pub(crate) enum RecordPlan {
     Filled,
 }
 
-/// The most words a [`RecordPlan::Words`] record has.
-pub(crate) const MAX_WORDS: usize = 6;
+/// The most steps a [`RecordPlan::Steps`] record has.
+pub(crate) const MAX_STEPS: usize = 6;
 
-/// The words of a [`RecordPlan::Words`] record, in the order they are
-/// written from the start of the argument area.
+/// The steps of a [`RecordPlan::Steps`] record, in the order of the
+/// argument area.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Words {
+pub(crate) struct Steps {
     pub(crate) len: u8,
-    pub(crate) sources: [WordSource; MAX_WORDS],
+    pub(crate) steps: [Step; MAX_STEPS],
 }
 
-impl Words {
-    /// The sources of the record's words.
-    pub(crate) fn sources(&self) -> &[WordSource] {
-        self.sources.get(..usize::from(self.len)).unwrap_or(&[])
+impl Steps {
+    /// The record's steps.
+    pub(crate) fn steps(&self) -> &[Step] {
+        self.steps.get(..usize::from(self.len)).unwrap_or(&[])
     }
 }
 
-/// Where one word of a [`RecordPlan::Words`] record comes from: the loads
-/// of [`Load`](crate::lang::types::Load) that need nothing but the hit's
+/// One argument of a [`RecordPlan::Steps`] record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// An 8-byte word.
+    Word(WordSource),
+    /// The string at the word plus `offset`, read in `space`: its
+    /// `__data_loc` word, and its bytes in the dynamic area.
+    Str {
+        base: WordSource,
+        space: Space,
+        offset: i32,
+    },
+}
+
+/// Where a step's word comes from: the loads of
+/// [`Load`](crate::lang::types::Load) that need nothing but the hit's
 /// registers and entry data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum WordSource {

@@ -173,10 +173,20 @@ fn exercise(control: Control, line: &[u8], seed: u64) {
     let _ = fmt_of(&d);
     let _ = fields_of(&d);
     let mut regs = FakeRegs::default();
+    // Every other register and parameter points into the memory below,
+    // so that strings and dereferences read something.
     for (i, r) in regs.regs.iter_mut().enumerate() {
         *r = seed.rotate_left(i as u32 * 7) ^ 0xffff_8880_0000_0000;
+        if i % 2 == 0 {
+            *r = 0xffff_8880_0000_0000 + (*r & 0xff);
+        }
     }
-    regs.args = (0..8).map(|i| seed.wrapping_mul(i + 1)).collect();
+    regs.args = (0..8)
+        .map(|i| match i % 2 {
+            0 => 0xffff_8880_0000_0000 + (seed.rotate_left(i as u32) & 0xff),
+            _ => seed.wrapping_mul(i + 1),
+        })
+        .collect();
     regs.ret = !seed;
     regs.edata = (0..8).map(|i| seed.wrapping_mul(i + 11)).collect();
     let mut mem = FakeMem::default();
