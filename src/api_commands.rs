@@ -463,14 +463,16 @@ pub(crate) unsafe extern "C" fn __dynprobe_create(
 ///
 /// # Safety
 ///
-/// `fields` is null with `n` 0, or holds `n` fields whose words are null
-/// or NUL-terminated; `start` and `add` are the builder calls.
+/// `head` is null or NUL-terminated; `fields` is null with `n` 0, or holds
+/// `n` fields whose words are null or NUL-terminated; `start` and `add`
+/// are the builder calls.
 unsafe fn create_from_fields(
+    start: unsafe extern "C" fn(*mut b::dynprobe_cmd, *const c_char) -> c_int,
+    head: *const c_char,
+    add: unsafe extern "C" fn(*mut b::dynprobe_cmd, *const c_char, *const c_char) -> c_int,
     fields: *const b::dynprobe_field,
     n: c_uint,
     owner: *mut b::module,
-    start: impl FnOnce(*mut b::dynprobe_cmd),
-    add: unsafe extern "C" fn(*mut b::dynprobe_cmd, *const c_char, *const c_char) -> c_int,
 ) -> c_int {
     if fields.is_null() && n != 0 {
         return EINVAL.to_errno();
@@ -482,7 +484,8 @@ unsafe fn create_from_fields(
     let cmd = cmd.as_mut_ptr();
     // SAFETY: `cmd` is writable; `buf` outlives every use of the command.
     unsafe { dynprobe_cmd_init(cmd, buf.as_mut_ptr().cast(), LINE_BUF as c_uint) };
-    start(cmd);
+    // SAFETY: the command is initialised; `head` is the caller's.
+    unsafe { start(cmd, head) };
     let fields = if n == 0 {
         &[][..]
     } else {
@@ -508,12 +511,9 @@ pub(crate) unsafe extern "C" fn __dynprobe_synth_event_create(
     n: c_uint,
     owner: *mut b::module,
 ) -> c_int {
-    // SAFETY: the caller's promise; `cmd` comes initialised.
-    let start = |cmd| unsafe {
-        dynprobe_synth_cmd_start(cmd, name);
-    };
+    let (start, add) = (dynprobe_synth_cmd_start, dynprobe_synth_add_field);
     // SAFETY: the caller's promise.
-    unsafe { create_from_fields(fields, n, owner, start, dynprobe_synth_add_field) }
+    unsafe { create_from_fields(start, name, add, fields, n, owner) }
 }
 
 /// # Safety
@@ -527,12 +527,9 @@ pub(crate) unsafe extern "C" fn __dynprobe_function_event_create(
     n: c_uint,
     owner: *mut b::module,
 ) -> c_int {
-    // SAFETY: the caller's promise; `cmd` comes initialised.
-    let start = |cmd| unsafe {
-        dynprobe_function_cmd_start(cmd, func);
-    };
+    let (start, add) = (dynprobe_function_cmd_start, dynprobe_function_add_arg);
     // SAFETY: the caller's promise.
-    unsafe { create_from_fields(args, n, owner, start, dynprobe_function_add_arg) }
+    unsafe { create_from_fields(start, func, add, args, n, owner) }
 }
 
 /// # Safety
