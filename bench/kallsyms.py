@@ -29,14 +29,23 @@ class Symbols:
             self.cache[ip] = self._name(ip)
         return self.cache[ip]
 
+    def _same_module_next(self, i):
+        """Whether the symbol after symbol i is of the same module."""
+        if i + 1 >= len(self.syms):
+            return False
+        module = self.syms[i][1].rpartition(" ")[2]
+        return self.syms[i + 1][1].endswith(" " + module)
+
     def _name(self, ip):
         i = bisect.bisect_right(self.addrs, ip) - 1
         if i < 0:
             return hex(ip)
         n = self.syms[i][1]
         # Module text with no symbol of its own (an ftrace trampoline
-        # made after the copy) lies past the last symbol of some module.
-        if "[" in n and ip - self.syms[i][0] > 0x1000:
+        # made after the copy) lies past the last symbol of some module;
+        # a large function (more than a page) is followed by another
+        # symbol of its own module.
+        if "[" in n and ip - self.syms[i][0] > 0x1000 and not self._same_module_next(i):
             return "(unnamed module text)"
         # Rust v0 mangling: keep the last identifier or two.
         if re.match(r"_R[A-Z]", n):
