@@ -238,9 +238,9 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_record(
     ip2: kernel::ffi::c_ulong,
 ) -> usize {
     // SAFETY: per the function's contract.
-    let def = unsafe { probe_def(def) }.record_view();
+    let def = unsafe { probe_def(def) };
     // SAFETY: per the function's contract.
-    let regs = unsafe { KernelRegs::new(regs, entry_data, def.entry_args().len()) };
+    let regs = unsafe { KernelRegs::new(regs, entry_data, def.entry_slots()) };
     // SAFETY: `buf` is valid for `cap` bytes and used by nothing else
     // while the handler runs (the reserved ring-buffer entry or the
     // per-CPU scratch buffer).

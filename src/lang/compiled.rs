@@ -13,7 +13,8 @@
 use core::fmt::{self, Write};
 
 use crate::lang::def::{Definition, ProbeArg};
-use crate::lang::view::{DefView, Names, Scalars};
+use crate::lang::interp::{HeaderIps, Memory, Regs};
+use crate::lang::view::{DefView, Names, RecordPlan, Scalars};
 
 /// The variable-length parts of a compiled definition, in storage its
 /// owner allocated.
@@ -117,6 +118,27 @@ impl<S: Storage> Compiled<S> {
             fe_text: text.get(s..).unwrap_or(""),
         };
         self.view_with(names)
+    }
+
+    /// [`DefView::record`] of the definition, for a probe handler: a
+    /// record of steps is written from the scalars alone, without making a
+    /// view first.
+    pub fn record(
+        &self,
+        regs: &impl Regs,
+        mem: &impl Memory,
+        ips: HeaderIps,
+        out: &mut [u8],
+    ) -> usize {
+        match self.scalars.plan {
+            RecordPlan::Steps(ref steps) => self.scalars.record_steps(steps, regs, mem, ips, out),
+            _ => self.record_view().record(regs, mem, ips, out),
+        }
+    }
+
+    /// How many entry-data slots a return probe saves at entry.
+    pub fn entry_slots(&self) -> usize {
+        self.store.entry_args().len()
     }
 
     /// The view a probe handler needs: layout, programs and saved entry

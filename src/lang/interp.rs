@@ -4,7 +4,7 @@
 use crate::lang::def::{ProbeArg, TRACE_ENTRY_SIZE};
 use crate::lang::text;
 use crate::lang::types::{Bitfield, Load, Reg, Space, Store};
-use crate::lang::view::{DefView, RecordPlan, Step, Steps, WordSource};
+use crate::lang::view::{DefView, RecordPlan, Scalars, Step, Steps, WordSource};
 
 /// Register and argument access at the probe point.
 pub trait Regs {
@@ -194,72 +194,6 @@ impl DefView<'_> {
             }
         }
         fixed_size
-    }
-
-    /// [`DefView::record`] for a definition of words and strings from the
-    /// registers and entry data ([`RecordPlan::Steps`]): the header and
-    /// each step in turn, without looking at the arguments.
-    fn record_steps(
-        &self,
-        steps: &Steps,
-        regs: &impl Regs,
-        mem: &impl Memory,
-        ips: HeaderIps,
-        out: &mut [u8],
-    ) -> usize {
-        let fixed_size = self.fixed_size() as usize;
-        let Some(rec) = out.get_mut(..fixed_size) else {
-            return 0;
-        };
-        self.write_header(rec, ips);
-        let mut at = self.args_offset() as usize;
-        let mut d = Dyn {
-            out,
-            cursor: fixed_size,
-            string_max: self.string_max(),
-        };
-        for step in steps.steps() {
-            match *step {
-                Step::Word(source) => {
-                    let value = word(source, regs);
-                    if let Some(slot) = d.out.get_mut(at..).and_then(|r| r.first_chunk_mut::<8>()) {
-                        *slot = value.to_le_bytes();
-                    }
-                    at += 8;
-                }
-                Step::Str {
-                    base,
-                    space,
-                    offset,
-                } => {
-                    let addr = word(base, regs).wrapping_add(i64::from(offset) as u64);
-                    let loc = store_string(&mut d, mem, space, addr);
-                    set_u32(&mut d, at, loc);
-                    at += 4;
-                }
-            }
-        }
-        d.cursor
-    }
-
-    /// Writes the header ips of a record of `fixed_size()` bytes.
-    fn write_header(&self, rec: &mut [u8], ips: HeaderIps) {
-        let t = TRACE_ENTRY_SIZE as usize;
-        match self.header_size() {
-            16 => {
-                if let Some(h) = rec.get_mut(t..t + 16) {
-                    let (first, second) = h.split_at_mut(8);
-                    put_le(first, ips.first);
-                    put_le(second, ips.second);
-                }
-            }
-            8 => {
-                if let Some(h) = rec.get_mut(t..t + 8) {
-                    put_le(h, ips.first);
-                }
-            }
-            _ => {}
-        }
     }
 
     /// [`DefView::record`] by the interpreter over an area cleared first,
@@ -524,6 +458,74 @@ fn run_arg(a: &ProbeArg, base: usize, regs: &impl Regs, mem: &impl Memory, d: &m
         Store::SymStr { offset } => {
             let loc = store_symstr(d, mem, val.wrapping_add(offset as u64));
             set_u32(d, slot, loc);
+        }
+    }
+}
+
+impl Scalars {
+    /// [`DefView::record`] for a definition of words and strings from the
+    /// registers and entry data ([`RecordPlan::Steps`]): the header and
+    /// each step in turn, without looking at the arguments.
+    pub(crate) fn record_steps(
+        &self,
+        steps: &Steps,
+        regs: &impl Regs,
+        mem: &impl Memory,
+        ips: HeaderIps,
+        out: &mut [u8],
+    ) -> usize {
+        let fixed_size = self.fixed_size() as usize;
+        let Some(rec) = out.get_mut(..fixed_size) else {
+            return 0;
+        };
+        self.write_header(rec, ips);
+        let mut at = self.args_offset() as usize;
+        let mut d = Dyn {
+            out,
+            cursor: fixed_size,
+            string_max: self.string_max(),
+        };
+        for step in steps.steps() {
+            match *step {
+                Step::Word(source) => {
+                    let value = word(source, regs);
+                    if let Some(slot) = d.out.get_mut(at..).and_then(|r| r.first_chunk_mut::<8>()) {
+                        *slot = value.to_le_bytes();
+                    }
+                    at += 8;
+                }
+                Step::Str {
+                    base,
+                    space,
+                    offset,
+                } => {
+                    let addr = word(base, regs).wrapping_add(i64::from(offset) as u64);
+                    let loc = store_string(&mut d, mem, space, addr);
+                    set_u32(&mut d, at, loc);
+                    at += 4;
+                }
+            }
+        }
+        d.cursor
+    }
+
+    /// Writes the header ips of a record of `fixed_size()` bytes.
+    pub(crate) fn write_header(&self, rec: &mut [u8], ips: HeaderIps) {
+        let t = TRACE_ENTRY_SIZE as usize;
+        match self.header_size() {
+            16 => {
+                if let Some(h) = rec.get_mut(t..t + 16) {
+                    let (first, second) = h.split_at_mut(8);
+                    put_le(first, ips.first);
+                    put_le(second, ips.second);
+                }
+            }
+            8 => {
+                if let Some(h) = rec.get_mut(t..t + 8) {
+                    put_le(h, ips.first);
+                }
+            }
+            _ => {}
         }
     }
 }

@@ -110,6 +110,38 @@ impl Scalars {
         size: 0,
         plan: RecordPlan::General,
     };
+
+    /// Size of the probe's header after the common `trace_entry`
+    /// (`__probe_ip`: 8; `__probe_func`+`__probe_ret_ip` or
+    /// `__parent_ip`+`__ip`: 16).
+    pub fn header_size(&self) -> u32 {
+        self.kind.header_size()
+    }
+
+    /// Offset of the first argument from the start of the trace entry.
+    pub fn args_offset(&self) -> u32 {
+        TRACE_ENTRY_SIZE.saturating_add(self.header_size())
+    }
+
+    /// Size of the fixed argument area (the kernel's `tp->size`).
+    pub fn args_size(&self) -> u32 {
+        self.size
+    }
+
+    /// Size of the fixed part of a record: trace entry, header, arguments.
+    pub fn fixed_size(&self) -> u32 {
+        self.args_offset().saturating_add(self.size)
+    }
+
+    /// Longest string an argument records, NUL included: function events
+    /// keep the 2018 interface's limit, probe events the kernel's.
+    pub fn string_max(&self) -> usize {
+        if self.kind.is_function_event() {
+            crate::lang::MAX_FUNCTION_STRING
+        } else {
+            crate::lang::MAX_STRING_SIZE
+        }
+    }
 }
 
 /// The names a definition was written with.
@@ -259,28 +291,6 @@ impl<'a> DefView<'a> {
         self.entry_args
     }
 
-    /// Size of the probe's header after the common `trace_entry`
-    /// (`__probe_ip`: 8; `__probe_func`+`__probe_ret_ip` or
-    /// `__parent_ip`+`__ip`: 16).
-    pub fn header_size(&self) -> u32 {
-        self.kind.header_size()
-    }
-
-    /// Offset of the first argument from the start of the trace entry.
-    pub fn args_offset(&self) -> u32 {
-        TRACE_ENTRY_SIZE.saturating_add(self.header_size())
-    }
-
-    /// Size of the fixed argument area (the kernel's `tp->size`).
-    pub fn args_size(&self) -> u32 {
-        self.size
-    }
-
-    /// Size of the fixed part of a record: trace entry, header, arguments.
-    pub fn fixed_size(&self) -> u32 {
-        self.args_offset().saturating_add(self.size)
-    }
-
     /// Number of string arguments (each may add up to 4096 bytes).
     pub fn nr_dynamic(&self) -> u32 {
         self.args()
@@ -288,16 +298,6 @@ impl<'a> DefView<'a> {
             .filter(|a| a.ty.is_string())
             .map(|a| u32::from(a.count.max(1)))
             .fold(0u32, |x, y| x.saturating_add(y))
-    }
-
-    /// Longest string an argument records, NUL included: function events
-    /// keep the 2018 interface's limit, probe events the kernel's.
-    pub fn string_max(&self) -> usize {
-        if self.kind.is_function_event() {
-            crate::lang::MAX_FUNCTION_STRING
-        } else {
-            crate::lang::MAX_STRING_SIZE
-        }
     }
 
     /// A record never exceeds this many bytes.

@@ -137,6 +137,9 @@ fn compiled_records_and_prints_like_the_workspace() {
     let lh = c.record_view().record(&regs, &mem, ips, &mut h);
     assert_eq!(h[..8], [0xaa; 8]);
     assert_eq!(h[8..lh], b[8..lb]);
+    let mut k = [0xaau8; 512];
+    let lk = c.record(&regs, &mem, ips, &mut k);
+    assert_eq!(k[..lk], h[..lh]);
     let (mut pa, mut pb) = (String::new(), String::new());
     d.view()
         .print_event(&a[..la], &mut FakeSyms, &mut pa)
@@ -179,4 +182,33 @@ fn compiled_size_follows_the_line() {
     assert_eq!((sizes.args, sizes.entry_args), (3, 0));
     assert_eq!(sizes.text, "g".len() + "e".len() + "vfs_read".len());
     assert!(core::mem::size_of::<Compiled<VecStorage>>() < 256);
+}
+
+#[test]
+fn compiled_record_of_words_and_strings_is_the_views() {
+    // Words and a string from registers: recorded step by step from the
+    // compiled scalars, without a view.
+    for line in [
+        "p:grp/ev vfs_read a=%dx s=+0(%di):string b=%si",
+        "p:grp/ev vfs_read a=%dx b=%si c=%cx",
+    ] {
+        let d = def_of(Control::KprobeEvents, line);
+        let c = compile(&d);
+        let mut regs = FakeRegs::default();
+        regs.set(Reg::Dx, 0x1234_5678);
+        regs.set(Reg::Di, 0xffff_8880_0000_1000);
+        regs.set(Reg::Si, 0xffff_8880_0000_2000);
+        regs.set(Reg::Cx, 7);
+        let mut mem = FakeMem::default();
+        mem.add(0xffff_8880_0000_1000, b"hello\0");
+        let ips = HeaderIps {
+            first: 0xffff_ffff_8100_0000,
+            second: 0,
+        };
+        let (mut v, mut k) = ([0xaau8; 512], [0xaau8; 512]);
+        let lv = c.record_view().record(&regs, &mem, ips, &mut v);
+        let lk = c.record(&regs, &mem, ips, &mut k);
+        assert!(lv > 8, "{line}");
+        assert_eq!(k[..lk], v[..lv], "{line}");
+    }
 }
