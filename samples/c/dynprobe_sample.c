@@ -79,6 +79,39 @@ static int sample_synth_create(void)
 	return dynprobe_cmd_create(&cmd);
 }
 
+/*
+ * What the builder refuses before anything runs: a word that would not
+ * stay one word, a word after a function event's return, and a command
+ * too long for its buffer. The first error sticks: later calls add
+ * nothing and return it, so a sequence of calls needs one check, at the
+ * end.
+ */
+static int sample_refusals(void)
+{
+	struct dynprobe_cmd cmd;
+	char buf[32];
+
+	dynprobe_cmd_init(&cmd, buf, sizeof(buf));
+	if (dynprobe_probe_cmd_start(&cmd, DYNPROBE_KPROBE_EVENTS, 'p',
+				     "sample/refused", "vfs_read x") != -EINVAL ||
+	    dynprobe_probe_add_arg(&cmd, "a", "%di") != -EINVAL)
+		return -EINVAL;
+
+	dynprobe_cmd_init(&cmd, buf, sizeof(buf));
+	dynprobe_probe_cmd_start(&cmd, DYNPROBE_KPROBE_EVENTS, 'p',
+				 "sample/refused", "vfs_read");
+	dynprobe_probe_add_arg(&cmd, "a_long_argument_name", "%di");
+	if (dynprobe_cmd_create(&cmd) != -E2BIG)
+		return -EINVAL;
+
+	dynprobe_cmd_init(&cmd, buf, sizeof(buf));
+	dynprobe_function_cmd_start(&cmd, "vfs_read");
+	dynprobe_function_set_return(&cmd, "s64", "ret");
+	if (dynprobe_function_add_arg(&cmd, "u64", "count") != -EINVAL)
+		return -EINVAL;
+	return 0;
+}
+
 static const struct dynprobe_field read_args[] = {
 	{ .type = "x64", .name = "file" },
 	{ .type = NULL, .name = NULL },	/* buf: skipped */
@@ -89,6 +122,11 @@ static int __init sample_init(void)
 {
 	int ret;
 
+	ret = sample_refusals();
+	if (ret) {
+		pr_err("the command builder accepted what it must refuse\n");
+		return ret;
+	}
 	ret = sample_synth_create();
 	if (ret)
 		return ret;
