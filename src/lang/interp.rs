@@ -154,11 +154,11 @@ impl DefView<'_> {
     /// bytes `0..8` are the common `trace_entry` (left as they are: the
     /// ring buffer fills them, so `out` may be the reserved entry itself),
     /// then the header ips from `ips`, then the fixed argument
-    /// area ([`Scalars::args_size`] bytes), then string data. `__data_loc`
+    /// area (`args_size()` bytes), then string data. `__data_loc`
     /// offsets count from byte 0 of `out`, as in the kernel.
     ///
     /// Returns the number of bytes used (0 when `out` is smaller than
-    /// [`Scalars::fixed_size`]). Strings that do not fit are recorded
+    /// `fixed_size()`). Strings that do not fit are recorded
     /// empty; a string whose read faults is recorded with length 0 (printed
     /// `(fault)`), as Linux 7.2 does. Probed memory is read once.
     pub fn record(
