@@ -227,16 +227,7 @@ impl DefView<'_> {
             Some(_) => {}
             None => return 0,
         }
-        if self.header_size() >= 8 {
-            if let Some(h) = out.get_mut(t..t + 8) {
-                put_le(h, ips.first);
-            }
-        }
-        if self.header_size() == 16 {
-            if let Some(h) = out.get_mut(t + 8..t + 16) {
-                put_le(h, ips.second);
-            }
-        }
+        self.write_header(out, ips);
         let base = self.args_offset() as usize;
         let mut d = Dyn {
             out,
@@ -509,7 +500,7 @@ impl Scalars {
         d.cursor
     }
 
-    /// Writes the header ips of a record of `fixed_size()` bytes.
+    /// Writes the header ips of a record of at least `fixed_size()` bytes.
     pub(crate) fn write_header(&self, rec: &mut [u8], ips: HeaderIps) {
         let t = TRACE_ENTRY_SIZE as usize;
         match self.header_size() {
