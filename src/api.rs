@@ -8,6 +8,7 @@
 
 use kernel::prelude::*;
 
+use crate::api_commands::word;
 use crate::control;
 use crate::lang;
 use crate::sys::{bindings as b, dynprobe_file};
@@ -140,17 +141,6 @@ impl Owners {
     }
 }
 
-/// # Safety
-///
-/// `ptr` is null or a NUL-terminated string that outlives the result.
-unsafe fn c_str<'a>(ptr: *const u8) -> &'a [u8] {
-    if ptr.is_null() {
-        return &[];
-    }
-    // SAFETY: the caller's promise.
-    unsafe { CStr::from_char_ptr(ptr.cast()) }.to_bytes()
-}
-
 /// Runs a line from another module (src/api_commands.rs) in control file
 /// `file`, recording what it makes as `owner`'s (a `struct module`, or 0).
 pub(crate) fn run_command(file: u32, line: &[u8], owner: usize) -> core::ffi::c_int {
@@ -174,7 +164,7 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_api_owner_gone(
     name: *const u8,
 ) {
     // SAFETY: the caller's promise.
-    let name = kernel::str::BStr::from_bytes(unsafe { c_str(name) });
+    let name = kernel::str::BStr::from_bytes(unsafe { word(name) }.unwrap_or(&[]));
     for (line, file, e) in control::owner_gone(owner as usize) {
         pr_warn!(
             "{} unloads: '{}' in {} failed ({:?}): the event stays, for that file to remove\n",
@@ -198,7 +188,7 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_api_event_get(
     file: *mut *mut b::trace_event_file,
 ) -> core::ffi::c_int {
     // SAFETY: the caller's promise.
-    let (sys_name, ev_name) = unsafe { (c_str(system), c_str(event)) };
+    let (sys_name, ev_name) = unsafe { (word(system).unwrap_or(&[]), word(event).unwrap_or(&[])) };
     let synthetic = sys_name == lang::SYNTH_SYSTEM.as_bytes();
     match control::event_get(sys_name, ev_name, synthetic, || {
         // SAFETY: both strings are NUL-terminated; NULL is the top-level

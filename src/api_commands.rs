@@ -57,7 +57,7 @@ const LINE_BUF: usize = b::DYNPROBE_API_MAX_LINE as usize + 1;
 /// # Safety
 ///
 /// `ptr` is null or a NUL-terminated string that outlives the result.
-unsafe fn word<'a>(ptr: *const c_char) -> Option<&'a [u8]> {
+pub(crate) unsafe fn word<'a>(ptr: *const c_char) -> Option<&'a [u8]> {
     if ptr.is_null() {
         return None;
     }

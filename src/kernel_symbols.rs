@@ -29,6 +29,8 @@ use kernel::error::to_result;
 use kernel::ffi::c_char;
 use kernel::prelude::*;
 
+use crate::fetch::KernelMemory;
+use crate::lang::{Memory, Space};
 use crate::sys::bindings as b;
 
 /// A kernel function called through its stub and the redirect.
@@ -216,11 +218,9 @@ fn find_kallsyms_lookup_name() -> Result<usize> {
     Ok(addr)
 }
 
-/// Looks `name` (NUL-terminated) up with the kernel's kallsyms.
+/// Looks a table name (NUL-terminated `&str`) up with [`lookup`].
 fn lookup_name(name: &str) -> usize {
-    // SAFETY: `name` is NUL-terminated; the stub reaches
-    // kallsyms_lookup_name() (checked by `resolve`) or returns 0.
-    unsafe { b::dynprobe_call_kallsyms_lookup_name(name.as_ptr().cast()) as usize }
+    CStr::from_bytes_with_nul(name.as_bytes()).map_or(0, lookup)
 }
 
 /// `name` without its NUL, for messages.
@@ -251,7 +251,7 @@ fn resolve_all(own: usize) -> Result {
     // reads it before init returns.
     let ksyms = unsafe { &mut *ksyms() };
     // It finds itself where its kprobe is only if the call reached it.
-    let found_own = lookup_name("kallsyms_lookup_name\0");
+    let found_own = lookup_name(DYNPROBE_RESOLVED_FUNCTIONS.0[0].name);
     // SAFETY: reads the kernel text at `found_own` without faulting.
     if unsafe { b::dynprobe_body_of(found_own as _) } as usize != own {
         pr_err!("kallsyms_lookup_name, called through its stub, does not find itself: calls to unexported functions do not work\n");
@@ -305,10 +305,10 @@ pub(crate) fn exit() {
     unsafe { b::dynprobe_redirect_unregister() }
 }
 
-/// The address of kernel symbol `name` (NUL-terminated), 0 if kallsyms
-/// does not know it.
+/// The address of kernel symbol `name`, 0 if kallsyms does not know it.
 pub(crate) fn lookup(name: &CStr) -> usize {
-    // SAFETY: `name` is NUL-terminated.
+    // SAFETY: `name` is NUL-terminated; the stub reaches
+    // kallsyms_lookup_name() (checked by `resolve`) or returns 0.
     unsafe { b::dynprobe_call_kallsyms_lookup_name(name.as_ptr().cast()) as usize }
 }
 
@@ -398,29 +398,25 @@ pub(crate) fn kernel_error_message(index: u8, buf: &mut [u8]) -> Option<usize> {
     if owner.get(..n)? != b"trace_probe_err_text" {
         return None;
     }
-    let text = read_kernel_word(slot)?;
+    let mut word = [0u8; 8];
+    KernelMemory
+        .read(Space::Kernel, slot as u64, &mut word)
+        .ok()?;
+    let text = u64::from_ne_bytes(word);
     if text == 0 {
         return None;
     }
+    // Byte by byte: the message may end just before unmapped memory.
     for (i, byte) in buf.iter_mut().enumerate() {
-        let mut c = [0u8; 1];
-        // SAFETY: `c` is writable; the read does not fault.
-        if unsafe { b::dynprobe_read_kernel(c.as_mut_ptr().cast(), (text + i) as _, 1) } != 0 {
-            return None;
-        }
-        *byte = c[0];
-        if c[0] == 0 {
+        let at = text.wrapping_add(i as u64);
+        KernelMemory
+            .read(Space::Kernel, at, core::slice::from_mut(byte))
+            .ok()?;
+        if *byte == 0 {
             return Some(i);
         }
     }
     None
-}
-
-fn read_kernel_word(addr: usize) -> Option<usize> {
-    let mut word = [0u8; core::mem::size_of::<usize>()];
-    // SAFETY: `word` is writable for its length; the read does not fault.
-    let ret = unsafe { b::dynprobe_read_kernel(word.as_mut_ptr().cast(), addr as _, word.len()) };
-    (ret == 0).then(|| usize::from_ne_bytes(word))
 }
 
 /// The vmlinux BTF, or `None` when its bounds were not found or make no
