@@ -46,6 +46,11 @@ GUEST_ACPI=acpi=noirq
 # and exec thousands of times and test nothing in user space.
 GUEST_NORANDMAPS=norandmaps
 
+# A kernel log ring buffer that holds a whole run's messages (the
+# default 128 KiB of the test kernels held a few minutes of a stress
+# run); tools/guest-init also copies the log as it is written.
+GUEST_LOG_BUF=log_buf_len=16M
+
 # A new directory for one guest run (runs may overlap), in $run:
 # build/guest-runs/DATE-XXXX; build/guest points to the latest and the
 # last few are kept.
