@@ -270,14 +270,94 @@ fn function_event_strings_stop_at_512_bytes() {
 }
 
 use proptest::prelude::*;
+use proptest::sample::Index;
+use proptest::test_runner::{FileFailurePersistence, TestRunner};
 
-proptest! {
-    /// The word-at-a-time NUL scan finds what a byte-by-byte one finds,
-    /// wherever the NULs are and whatever the length.
-    #[test]
-    fn first_nul_is_the_first_zero_byte(
-        bytes in prop::collection::vec(prop_oneof![Just(0u8), Just(0x80), Just(1), any::<u8>()], 0..80)
-    ) {
-        prop_assert_eq!(first_nul(&bytes), bytes.iter().position(|&c| c == 0));
+/// Where a buffer's first NUL goes.
+#[derive(Clone, Debug)]
+enum Nul {
+    Absent,
+    /// Any position, all alike.
+    Anywhere(Index),
+    /// Byte `8 * word + delta - 1`: the last byte of a word, or the first
+    /// or second of the next.
+    Boundary {
+        word: usize,
+        delta: usize,
+    },
+}
+
+/// Up to 80 bytes with the first NUL where a [`Nul`] says and, half the
+/// time, another one after it. The other bytes are not 0, and are often
+/// 0x01, 0x80 or 0xff: the bytes the word-at-a-time test's borrow and
+/// high bits are about.
+fn nul_buffer() -> impl Strategy<Value = Vec<u8>> {
+    let filler = prop_oneof![Just(0x01u8), Just(0x80), Just(0xff), 1u8..=255];
+    let nul = prop_oneof![
+        1 => Just(Nul::Absent),
+        2 => any::<Index>().prop_map(Nul::Anywhere),
+        2 => (0usize..11, 0usize..3).prop_map(|(word, delta)| Nul::Boundary { word, delta }),
+    ];
+    let bytes = prop::collection::vec(filler, 0..80);
+    (bytes, nul, prop::option::of(any::<Index>())).prop_map(|(mut b, nul, second)| {
+        let first = match nul {
+            Nul::Absent => None,
+            Nul::Anywhere(i) => (!b.is_empty()).then(|| i.index(b.len())),
+            Nul::Boundary { word, delta } => (8 * word + delta).checked_sub(1),
+        };
+        if let Some(p) = first.filter(|&p| p < b.len()) {
+            b[p] = 0;
+            let rest = b.len() - p - 1;
+            if let Some(i) = second.filter(|_| rest > 0) {
+                b[p + 1 + i.index(rest)] = 0;
+            }
+        }
+        b
+    })
+}
+
+/// The word-at-a-time NUL scan finds what a byte-by-byte one finds,
+/// wherever the first NUL is and whatever the length. The cases are
+/// counted by where their first NUL is, so that a generator that stops
+/// reaching past the first word (as one drawing each byte at random from
+/// a set with 0 in it did: the first NUL was nearly always in the first
+/// few bytes) fails.
+#[test]
+fn first_nul_is_the_first_zero_byte() {
+    // No NUL; in the first word; past it; past it at a word's last or
+    // first two bytes.
+    let counts = std::cell::RefCell::new([0usize; 4]);
+    let config = ProptestConfig {
+        cases: 2000,
+        source_file: Some(file!()),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
+            "proptest-regressions",
+        ))),
+        ..ProptestConfig::default()
+    };
+    let result = TestRunner::new(config).run(&nul_buffer(), |b| {
+        let first = b.iter().position(|&c| c == 0);
+        prop_assert_eq!(first_nul(&b), first, "{:02x?}", b);
+        let mut c = counts.borrow_mut();
+        match first {
+            None => c[0] += 1,
+            Some(p) if p < 8 => c[1] += 1,
+            Some(p) => {
+                c[2] += 1;
+                if matches!(p % 8, 7 | 0 | 1) {
+                    c[3] += 1;
+                }
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
     }
+    let c = counts.into_inner();
+    eprintln!(
+        "first NUL: none {}, in the first word {}, past it {} ({} next to a word boundary)",
+        c[0], c[1], c[2], c[3]
+    );
+    assert!(c.iter().all(|&n| n >= 200), "{c:?}");
 }

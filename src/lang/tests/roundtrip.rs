@@ -6,24 +6,98 @@ mod common;
 use common::*;
 use dynprobe_lang::*;
 use proptest::prelude::*;
+use proptest::test_runner::{FileFailurePersistence, TestRunner};
 
-fn fetch_arg() -> impl Strategy<Value = String> {
-    let base = prop_oneof![
-        Just("%di".to_string()),
-        Just("%ax".to_string()),
-        Just("%r15".to_string()),
-        Just("$stack".to_string()),
-        (0u32..3000).prop_map(|n| format!("$stack{n}")),
-        Just("$comm".to_string()),
-        (0u64..u64::MAX).prop_map(|n| format!("@0x{n:x}")),
-        Just("@_sdata".to_string()),
-        Just("@jiffies+16".to_string()),
-        (0u64..1000).prop_map(|n| format!("\\{n}")),
-        Just("\\\"text\"".to_string()),
-        Just("file".to_string()),
-        Just("file->f_inode->i_ino".to_string()),
-        (1u32..6).prop_map(|n| format!("$arg{n}")),
+/// A probe line's head: its letter, with a maxactive or a name or none.
+const HEADS: &[&str] = &["p", "r", "r4", "p:grp/ev", "f", "f:my.ev", "t"];
+
+/// The places each head takes: a tracepoint probe only tracepoints, an
+/// fprobe only functions (no offset, no address), a return kprobe no
+/// offset. The fake kernel knows `vfs_read` (returns `ssize_t`), `kfree`
+/// (returns void) and `vfs_open`, `ext4` as a module and the tracepoints
+/// `kfree` and `sched_switch`.
+fn places(head: &str) -> &'static [&'static str] {
+    match head.as_bytes()[0] {
+        b'p' => &[
+            "vfs_read",
+            "vfs_read+4",
+            "vfs_read%return",
+            "kfree",
+            "ext4:ext4_sync_file",
+            "0xffffffff81000000",
+        ],
+        b'r' => &[
+            "vfs_read",
+            "kfree",
+            "ext4:ext4_sync_file",
+            "0xffffffff81000000",
+        ],
+        b'f' => &["vfs_read", "vfs_read%return", "kfree", "vfs_open"],
+        _ => &["kfree", "sched_switch"],
+    }
+}
+
+/// Whether `$retval` is legal on a probe with this head and place: a
+/// return probe (`r`, `%return`, or an fprobe, which `$retval` makes one)
+/// of a named function that does not return void (the fake kernel's
+/// `kfree` does), never a tracepoint probe.
+fn retval_legal(head: &str, place: &str) -> bool {
+    let returns = head.starts_with('r') || head.starts_with('f') || place.ends_with("%return");
+    // Without a function name (an address) the kernel cannot look up the
+    // return type and refuses it too.
+    returns && !head.starts_with('t') && !place.starts_with("kfree") && !place.starts_with("0x")
+}
+
+/// One fetch argument of a probe with this head and place: registers,
+/// the stack and memory only on kprobes, parameters by name as the fake
+/// BTF has them, `$retval` only where it is legal.
+fn fetch_arg(head: &str, place: &str) -> impl Strategy<Value = String> {
+    let mut bases: Vec<BoxedStrategy<String>> = vec![
+        Just("$comm".to_string()).boxed(),
+        (0u64..1000).prop_map(|n| format!("\\{n}")).boxed(),
+        Just("\\\"text\"".to_string()).boxed(),
+        (1u32..6).prop_map(|n| format!("$arg{n}")).boxed(),
     ];
+    let named: &[&'static str] = match (head.as_bytes()[0], place) {
+        (b't', "kfree") => &["ptr", "call_site"],
+        (b't', _) => &["prev", "next->pid", "prev_state"],
+        (_, "kfree") => &["objp"],
+        (_, "vfs_open") => &["path", "file->f_flags"],
+        _ => &["file", "file->f_inode->i_ino", "count", "buf"],
+    };
+    bases.push(prop::sample::select(named).prop_map(String::from).boxed());
+    if head.starts_with('p') || head.starts_with('r') {
+        bases.push(
+            prop::sample::select(&["%di", "%ax", "%r15", "$stack"][..])
+                .prop_map(String::from)
+                .boxed(),
+        );
+        // Past the last stack entry the kernel takes a quarter of the time.
+        bases.push(
+            (0..PARAM_MAX_STACK + 700)
+                .prop_map(|n| format!("$stack{n}"))
+                .boxed(),
+        );
+        bases.push((0u64..u64::MAX).prop_map(|n| format!("@0x{n:x}")).boxed());
+        bases.push(
+            prop::sample::select(&["@_sdata", "@jiffies+16"][..])
+                .prop_map(String::from)
+                .boxed(),
+        );
+    }
+    if retval_legal(head, place) {
+        // As likely as all the other bases together.
+        let n = bases.len() as u32;
+        bases.push(Just("$retval".to_string()).boxed());
+        let weights = (0..bases.len()).map(|i| if i < n as usize { 1 } else { n });
+        let base = prop::strategy::Union::new_weighted(weights.zip(bases).collect());
+        return arg_around(base.boxed());
+    }
+    arg_around(prop::strategy::Union::new(bases).boxed())
+}
+
+/// A base with dereferences around it, a type and a name.
+fn arg_around(base: BoxedStrategy<String>) -> impl Strategy<Value = String> {
     let ty = prop_oneof![
         Just(String::new()),
         Just(":u8".to_string()),
@@ -39,6 +113,18 @@ fn fetch_arg() -> impl Strategy<Value = String> {
         (1u32..70).prop_map(|n| format!(":u16[{n}]")),
     ];
     (base, 0usize..4, -64i64..64, ty, any::<bool>()).prop_map(|(b, depth, off, t, named)| {
+        // $comm and immediates cannot be dereferenced; $comm and
+        // immediate strings are strings.
+        let depth = if b.starts_with('\\') || b == "$comm" {
+            0
+        } else {
+            depth
+        };
+        let t = if (b == "$comm" || b.starts_with("\\\"")) && t != ":string" {
+            String::new()
+        } else {
+            t
+        };
         let mut s = b;
         for i in 0..depth {
             s = if (off + i as i64) % 3 == 0 {
@@ -57,25 +143,28 @@ fn fetch_arg() -> impl Strategy<Value = String> {
 }
 
 fn kprobe_line() -> impl Strategy<Value = String> {
-    let head = prop_oneof![
-        Just("p".to_string()),
-        Just("r".to_string()),
-        Just("r4".to_string()),
-        Just("p:grp/ev".to_string()),
-        Just("f".to_string()),
-        Just("f:my.ev".to_string()),
-        Just("t".to_string()),
-    ];
-    let place = prop_oneof![
-        Just("vfs_read".to_string()),
-        Just("vfs_read+4".to_string()),
-        Just("vfs_read%return".to_string()),
-        Just("kfree".to_string()),
-        Just("ext4:ext4_sync_file".to_string()),
-        Just("0xffffffff81000000".to_string()),
-    ];
-    (head, place, prop::collection::vec(fetch_arg(), 0..6))
+    prop::sample::select(HEADS)
+        .prop_flat_map(|h| (Just(h), prop::sample::select(places(h))))
+        .prop_flat_map(|(h, p)| {
+            let args = prop::collection::vec(fetch_arg(h, p), 0..6);
+            (Just(h), Just(p), args)
+        })
         .prop_map(|(h, p, a)| format!("{h} {p} {}", a.join(" ")))
+}
+
+/// `[N]` and `+N` after a function event field or return value.
+fn indirects() -> impl Strategy<Value = String> + Clone {
+    prop::collection::vec((any::<bool>(), 0i64..64), 0..4).prop_map(|inds| {
+        let mut s = String::new();
+        for (idx, v) in inds {
+            s += &if idx {
+                format!("[{v}]")
+            } else {
+                format!("+{v}")
+            };
+        }
+        s
+    })
 }
 
 fn fe_line() -> impl Strategy<Value = String> {
@@ -89,21 +178,7 @@ fn fe_line() -> impl Strategy<Value = String> {
         Just("s64"),
         Just("size_t"),
     ];
-    let field = (
-        0u32..3,
-        prop::collection::vec((any::<bool>(), 0i64..64), 0..4),
-    )
-        .prop_map(|(n, inds)| {
-            let mut s = format!("a{n}");
-            for (idx, v) in inds {
-                s += &if idx {
-                    format!("[{v}]")
-                } else {
-                    format!("+{v}")
-                };
-            }
-            s
-        });
+    let field = (0u32..3, indirects()).prop_map(|(n, inds)| format!("a{n}{inds}"));
     let arg = prop_oneof![
         Just("NULL".to_string()),
         (ty.clone(), field.clone()).prop_map(|(t, f)| format!("{t} {f}")),
@@ -111,19 +186,24 @@ fn fe_line() -> impl Strategy<Value = String> {
             .prop_map(|(t, f, t2, f2)| format!("{t} {f} | {t2} x{f2}")),
         ty.clone().prop_map(|t| format!("{t} g=0xffffffff82354c18")),
     ];
-    (prop::collection::vec(arg, 0..5), any::<bool>()).prop_map(|(args, exit)| {
+    // The exit event's return value, with a type and indirections of its
+    // own, as the entry arguments have.
+    let exit = prop::option::of((prop_oneof![Just("long"), ty], indirects()));
+    (prop::collection::vec(arg, 0..5), exit).prop_map(|(args, exit)| {
         let mut s = format!("ip_rcv({})", args.join(", "));
-        if exit {
-            s += " -> long ret";
+        if let Some((t, inds)) = exit {
+            s += &format!(" -> {t} ret{inds}");
         }
         s
     })
 }
 
-fn check_roundtrip(control: Control, line: &str) {
+/// Checks that a line's canonical text re-parses to the same definition;
+/// false when the line itself does not parse.
+fn check_roundtrip(control: Control, line: &str) -> bool {
     let mut d = Box::new(Definition::new());
     if parse(control, line.as_bytes(), &FakeKernel, &mut d) != Ok(Command::Define) {
-        return;
+        return false;
     }
     let c = canon_of(&d);
     let mut d2 = Box::new(Definition::new());
@@ -157,6 +237,7 @@ fn check_roundtrip(control: Control, line: &str) {
             "{c}"
         );
     }
+    true
 }
 
 fn exercise(control: Control, line: &[u8], seed: u64) {
@@ -215,20 +296,116 @@ fn exercise(control: Control, line: &[u8], seed: u64) {
     }
 }
 
+/// Failing cases are kept in `roundtrip.proptest-regressions` beside this
+/// file. (That is where proptest's default ends up too, after warning
+/// that the crate has no `lib.rs`; a runner built by hand has no source
+/// file unless told.)
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        source_file: Some(file!()),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
+            "proptest-regressions",
+        ))),
+        ..ProptestConfig::default()
+    }
+}
+
+/// How many lines of a generator parsed, of all and of those that read
+/// the return value.
+#[derive(Default, Debug)]
+struct Accepted {
+    lines: usize,
+    parsed: usize,
+    retval_lines: usize,
+    retval_parsed: usize,
+}
+
+/// `n / of` (0 when `of` is 0).
+fn share(n: usize, of: usize) -> f64 {
+    n as f64 / of.max(1) as f64
+}
+
+/// Round-trips and exercises 2000 lines of `lines`, counting those the
+/// parser takes: without a floor on that count, a generator whose lines
+/// stop parsing (or a parser that stops taking them) would leave the
+/// round trip checking nothing. With `all_parse`, a line that does not
+/// parse fails the test (and is shrunk).
+fn roundtrip_cases(
+    control: Control,
+    lines: impl Strategy<Value = String>,
+    all_parse: bool,
+    reads_retval: impl Fn(&str) -> bool,
+    seed: impl Fn(&str) -> u64,
+) -> Accepted {
+    let counts = std::cell::RefCell::new(Accepted::default());
+    let mut runner = TestRunner::new(config(2000));
+    let result = runner.run(&lines, |line| {
+        let parsed = check_roundtrip(control, &line);
+        exercise(control, line.as_bytes(), seed(&line));
+        if all_parse && !parsed {
+            let mut d = Box::new(Definition::new());
+            let r = parse(control, line.as_bytes(), &FakeKernel, &mut d);
+            return Err(TestCaseError::fail(format!("{line:?}: {r:?}")));
+        }
+        let mut c = counts.borrow_mut();
+        c.lines += 1;
+        c.parsed += usize::from(parsed);
+        if reads_retval(&line) {
+            c.retval_lines += 1;
+            c.retval_parsed += usize::from(parsed);
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    let c = counts.into_inner();
+    eprintln!(
+        "{control:?}: {} of {} lines parsed ({:.0}%), {} of {} reading the return value ({:.0}%)",
+        c.parsed,
+        c.lines,
+        100.0 * share(c.parsed, c.lines),
+        c.retval_parsed,
+        c.retval_lines,
+        100.0 * share(c.retval_parsed, c.retval_lines),
+    );
+    c
+}
+
+/// Probe lines mix legal and illegal argument types (`:string` of a
+/// register, an offset probe's `$argN`, ...). About 72% parse, and 68% of
+/// those with `$retval` (2000 lines, six runs: 71% to 73%, 66% to 70%):
+/// the floors leave room for chance, not for a whole kind of line failing.
+#[test]
+fn kprobe_canonical_roundtrip() {
+    let c = roundtrip_cases(
+        Control::DynamicEvents,
+        kprobe_line(),
+        false,
+        |l| l.contains("$retval"),
+        |l| l.len() as u64,
+    );
+    assert!(share(c.parsed, c.lines) >= 0.6, "{c:?}");
+    assert!(share(c.retval_lines, c.lines) >= 0.2, "{c:?}");
+    assert!(share(c.retval_parsed, c.retval_lines) >= 0.55, "{c:?}");
+}
+
+/// Function event lines are legal by construction: every one parses.
+#[test]
+fn function_canonical_roundtrip() {
+    let c = roundtrip_cases(
+        Control::FunctionEvents,
+        fe_line(),
+        true,
+        |l| l.contains("->"),
+        |_| 7,
+    );
+    assert!(share(c.retval_lines, c.lines) >= 0.3, "{c:?}");
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, .. ProptestConfig::default() })]
-
-    #[test]
-    fn kprobe_canonical_roundtrip(line in kprobe_line()) {
-        check_roundtrip(Control::DynamicEvents, &line);
-        exercise(Control::DynamicEvents, line.as_bytes(), line.len() as u64);
-    }
-
-    #[test]
-    fn function_canonical_roundtrip(line in fe_line()) {
-        check_roundtrip(Control::FunctionEvents, &line);
-        exercise(Control::FunctionEvents, line.as_bytes(), 7);
-    }
+    #![proptest_config(config(2000))]
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..200), seed in any::<u64>()) {
@@ -250,14 +427,22 @@ proptest! {
 
 #[test]
 fn canonical_examples() {
-    for l in [
-        "p vfs_read %di:u32 +8(+0(%si)):string",
-        "r4 vfs_read $retval",
-        "p:g/e vfs_read+4 x=$stack3:s8",
-        "f vfs_read%return $arg*",
-        "t:tp/ev kfree $comm",
-        "p 0xffffffff81000000 %ax:b1@0/8",
+    use Control::{DynamicEvents as D, FunctionEvents as F};
+    for (control, l) in [
+        (D, "p vfs_read %di:u32 +8(+0(%si)):string"),
+        (D, "r4 vfs_read $retval"),
+        (D, "p vfs_read%return +8($retval):u16 $arg2"),
+        (D, "f vfs_read ret=$retval:x64 count"),
+        (D, "p:g/e vfs_read+4 x=$stack3:s8"),
+        (D, "f vfs_read%return $arg*"),
+        (D, "t:tp/ev kfree $comm"),
+        (D, "p 0xffffffff81000000 %ax:b1@0/8"),
+        (F, "ip_rcv(int a0, x8[6] a1[2]+4 | char[16] xa2)"),
+        (
+            F,
+            "ip_rcv(NULL, unsigned long g=0xffffffff82354c18) -> long ret+8[1]",
+        ),
     ] {
-        check_roundtrip(Control::DynamicEvents, l);
+        assert!(check_roundtrip(control, l), "{l}");
     }
 }
