@@ -229,6 +229,18 @@ struct dynprobe_eprobe *dynprobe_eprobe_attach(const char *system,
 /* Releases the counters and the source; no handler runs after it. */
 void dynprobe_eprobe_detach(struct dynprobe_eprobe *eprobe);
 
+/*
+ * Lockdown as the kernel's probe events check it: 0, or the errno
+ * (-EPERM) of security_locked_down(LOCKDOWN_KPROBES) for making a kprobe,
+ * fprobe or tracepoint probe.
+ */
+int dynprobe_lockdown_kprobes(void);
+/*
+ * The checks of the kernel's kprobe events before register_kprobe():
+ * lockdown, and a place in a function ftrace cannot trace (-EINVAL).
+ */
+int dynprobe_kprobe_precheck(struct kprobe *kp);
+
 /* Sets the handlers of an fprobe, with an exit handler if @exit. */
 void dynprobe_fprobe_init(struct dynprobe_fprobe *probe, bool exit,
 			  unsigned int entry_data_size);
