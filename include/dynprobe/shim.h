@@ -231,9 +231,11 @@ void dynprobe_eprobe_detach(struct dynprobe_eprobe *eprobe);
 
 /*
  * Lockdown as the kernel's probe events check it: 0, or the errno
- * (-EPERM) of security_locked_down(LOCKDOWN_KPROBES) for making a kprobe,
- * fprobe or tracepoint probe.
+ * (-EPERM) of security_locked_down(LOCKDOWN_TRACEFS) for opening a
+ * control file, of (LOCKDOWN_KPROBES) for making a kprobe, fprobe or
+ * tracepoint probe.
  */
+int dynprobe_lockdown_tracefs(void);
 int dynprobe_lockdown_kprobes(void);
 /*
  * The checks of the kernel's kprobe events before register_kprobe():
