@@ -281,8 +281,11 @@ int dynprobe_read_kernel(void *dst, unsigned long addr, size_t len);
 int dynprobe_read_user(void *dst, unsigned long addr, size_t len);
 bool dynprobe_is_user_address(unsigned long addr);
 void dynprobe_current_comm(u8 *dst, size_t len);
+/* Symbol text for the control and print paths (not the hit path). */
 size_t dynprobe_sprint_symbol(u8 *buf, size_t len, unsigned long addr,
 			      bool with_offset);
+/* sprint_symbol() into a record on the hit path, at most @len bytes. */
+size_t dynprobe_record_symbol(u8 *buf, size_t len, unsigned long addr);
 unsigned long dynprobe_regs_arg(struct pt_regs *regs, unsigned int n);
 unsigned long dynprobe_dentry_name_offset(void);
 unsigned long dynprobe_file_dentry_offset(void);
