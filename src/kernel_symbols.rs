@@ -275,13 +275,11 @@ fn resolve_all(own: usize) -> Result {
         }
     }
     // Only now: counting needs two of the functions above.
-    let names = DYNPROBE_RESOLVED_FUNCTIONS
-        .0
-        .iter()
-        .map(|f| (f.name, f.why))
-        .chain(OBJECTS.iter().map(|o| (o.name, o.why)));
-    for (name, why) in names {
-        unique(name, why)?;
+    for function in DYNPROBE_RESOLVED_FUNCTIONS.0.iter() {
+        unique(function.name, function.why)?;
+    }
+    for object in OBJECTS {
+        unique(object.name, object.why)?;
     }
     Ok(())
 }
