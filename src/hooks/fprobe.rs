@@ -133,6 +133,7 @@ impl FprobeHook {
 
 impl Hook for FprobeHook {
     fn arm(&self) -> Result {
+        super::fprobe_lockdown()?;
         let probe = self.probe.get();
         if self.fentry {
             // SAFETY: the probe is set up; fentry.c takes its own lock.

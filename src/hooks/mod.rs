@@ -54,18 +54,6 @@ pub(crate) unsafe fn new_hook(
     place: &b::dynprobe_place,
     feed: *mut b::dynprobe_feed,
 ) -> Result<KBox<dyn Hook>> {
-    // The kernel's fprobe events (f and t probes) refuse to register under
-    // lockdown as its kprobe events do (LOCKDOWN_KPROBES): so do the
-    // hooks made of fprobes, which register only when enabled, here when
-    // they are made; kprobes check when they register (`register`).
-    // Event probes have no such check in the kernel.
-    if place.kind != b::dynprobe_probe_kind_DYNPROBE_EVENT
-        && place.kind != b::dynprobe_probe_kind_DYNPROBE_KPROBE
-        && place.kind != b::dynprobe_probe_kind_DYNPROBE_KRETPROBE
-    {
-        // SAFETY: asks the security modules; no argument.
-        kernel::error::to_result(unsafe { b::dynprobe_lockdown_kprobes() })?;
-    }
     Ok(match place.kind {
         b::dynprobe_probe_kind_DYNPROBE_KPROBE | b::dynprobe_probe_kind_DYNPROBE_KRETPROBE => {
             // SAFETY: per the function's contract.
@@ -100,6 +88,15 @@ fn place_symbol(place: &b::dynprobe_place) -> Result<KVec<u8>> {
     }
     // SAFETY: a non-null place symbol is a NUL-terminated string.
     nul_terminated(unsafe { core::ffi::CStr::from_ptr(place.symbol.cast()) }.to_bytes())
+}
+
+/// Lockdown (`LOCKDOWN_KPROBES`, confidentiality) refuses to hook a
+/// function with an fprobe, as the kernel's fprobe events (f and t
+/// probes) refuse when they are enabled, where they register their
+/// fprobe (`__register_trace_fprobe()`): not when they are defined.
+fn fprobe_lockdown() -> Result {
+    // SAFETY: asks the security modules; no argument.
+    kernel::error::to_result(unsafe { b::dynprobe_lockdown_kprobes() })
 }
 
 /// Sets up what hooks share (locks, the module notifiers).

@@ -217,6 +217,7 @@ impl TracepointHook {
 impl Hook for TracepointHook {
     /// A tracepoint that is not there yet is hooked when its module comes.
     fn arm(&self) -> Result {
+        super::fprobe_lockdown()?;
         let state = STATE.lock();
         self.armed.set(true);
         let ret = match find(&state, self.name()) {
