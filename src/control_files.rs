@@ -63,7 +63,11 @@ fn kind(id: usize) -> dynprobe_file {
 impl TracefsFile for ControlFile {
     type Open = OpenControl;
 
+    /// Refused under lockdown (`LOCKDOWN_TRACEFS`, confidentiality), as
+    /// the kernel's tracefs files refuse to open, before anything else.
     fn open(id: usize, mode: OpenMode) -> Result<OpenControl> {
+        // SAFETY: asks the security modules; no argument.
+        kernel::error::to_result(unsafe { b::dynprobe_lockdown_tracefs() })?;
         let snapshot = control::open(kind(id), mode.truncate, mode.read)?;
         Ok(OpenControl { snapshot })
     }

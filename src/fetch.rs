@@ -206,8 +206,11 @@ impl Memory for KernelMemory {
         comm
     }
 
+    /// Only on the hit path (a symstr argument, written into the record
+    /// in the hit's scratch buffer).
     fn symbol(&self, addr: u64, dst: &mut [u8]) -> usize {
-        // SAFETY: `dst` is valid for `dst.len()` bytes.
-        unsafe { b::dynprobe_sprint_symbol(dst.as_mut_ptr(), dst.len(), addr as usize, true) }
+        // SAFETY: `dst` is valid for `dst.len()` bytes; the interpreter
+        // calls this during a hit, which holds a scratch level.
+        unsafe { b::dynprobe_record_symbol(dst.as_mut_ptr(), dst.len(), addr as usize) }
     }
 }

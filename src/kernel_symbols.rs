@@ -274,7 +274,36 @@ fn resolve_all(own: usize) -> Result {
             (object.store)(ksyms, addr);
         }
     }
+    // Only now: counting needs two of the functions above.
+    for function in DYNPROBE_RESOLVED_FUNCTIONS.0.iter() {
+        unique(function.name, function.why)?;
+    }
+    for object in OBJECTS {
+        unique(object.name, object.why)?;
+    }
     Ok(())
+}
+
+/// Refuses a name kallsyms holds more than once (static functions and
+/// objects of the same name in two files): kallsyms_lookup_name() gives
+/// one of them, which need not be the one meant, and calling or using the
+/// wrong one would not be noticed.
+fn unique(name: &str, why: &str) -> Result {
+    let Ok(cname) = CStr::from_bytes_with_nul(name.as_bytes()) else {
+        return Err(EINVAL);
+    };
+    match count_symbols(None, cname).0 {
+        0 | 1 => Ok(()),
+        n => {
+            pr_err!(
+                "kernel symbol {} is not unique ({} symbols of that name): cannot tell which one is the one needed for {}\n",
+                printable(name),
+                n,
+                why
+            );
+            Err(EINVAL)
+        }
+    }
 }
 
 /// Looks a symbol up: `None` for a missing optional one, an error for a

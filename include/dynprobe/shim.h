@@ -229,6 +229,20 @@ struct dynprobe_eprobe *dynprobe_eprobe_attach(const char *system,
 /* Releases the counters and the source; no handler runs after it. */
 void dynprobe_eprobe_detach(struct dynprobe_eprobe *eprobe);
 
+/*
+ * Lockdown as the kernel's probe events check it: 0, or the errno
+ * (-EPERM) of security_locked_down(LOCKDOWN_TRACEFS) for opening a
+ * control file, of (LOCKDOWN_KPROBES) for making a kprobe, fprobe or
+ * tracepoint probe.
+ */
+int dynprobe_lockdown_tracefs(void);
+int dynprobe_lockdown_kprobes(void);
+/*
+ * The checks of the kernel's kprobe events before register_kprobe():
+ * lockdown, and a place in a function ftrace cannot trace (-EINVAL).
+ */
+int dynprobe_kprobe_precheck(struct kprobe *kp);
+
 /* Sets the handlers of an fprobe, with an exit handler if @exit. */
 void dynprobe_fprobe_init(struct dynprobe_fprobe *probe, bool exit,
 			  unsigned int entry_data_size);
@@ -267,8 +281,11 @@ int dynprobe_read_kernel(void *dst, unsigned long addr, size_t len);
 int dynprobe_read_user(void *dst, unsigned long addr, size_t len);
 bool dynprobe_is_user_address(unsigned long addr);
 void dynprobe_current_comm(u8 *dst, size_t len);
+/* Symbol text for the control and print paths (not the hit path). */
 size_t dynprobe_sprint_symbol(u8 *buf, size_t len, unsigned long addr,
 			      bool with_offset);
+/* sprint_symbol() into a record on the hit path, at most @len bytes. */
+size_t dynprobe_record_symbol(u8 *buf, size_t len, unsigned long addr);
 unsigned long dynprobe_regs_arg(struct pt_regs *regs, unsigned int n);
 unsigned long dynprobe_dentry_name_offset(void);
 unsigned long dynprobe_file_dentry_offset(void);

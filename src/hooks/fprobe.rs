@@ -25,8 +25,8 @@ use crate::sys::bindings as b;
 /// # Invariants
 ///
 /// Pinned: ftrace keeps pointers into `probe` while it is registered.
-/// `func` is the NUL-terminated target. `registered` changes only with
-/// event_mutex held or while nothing else reaches the hook.
+/// `func` is the NUL-terminated target. `registered` and `hooked` change
+/// only with event_mutex held or while nothing else reaches the hook.
 #[pin_data(PinnedDrop)]
 pub(crate) struct FprobeHook {
     #[pin]
@@ -35,6 +35,8 @@ pub(crate) struct FprobeHook {
     /// On the shared ftrace_ops rather than an fprobe.
     fentry: bool,
     registered: Cell<bool>,
+    /// Was registered at some time: its handlers may have run.
+    hooked: Cell<bool>,
     #[pin]
     _pin: PhantomPinned,
 }
@@ -116,6 +118,7 @@ impl FprobeHook {
                 func,
                 fentry: fentry_addr.is_some(),
                 registered: Cell::new(false),
+                hooked: Cell::new(false),
                 _pin: PhantomPinned,
             }),
             GFP_KERNEL,
@@ -130,6 +133,7 @@ impl FprobeHook {
 
 impl Hook for FprobeHook {
     fn arm(&self) -> Result {
+        super::fprobe_lockdown()?;
         let probe = self.probe.get();
         if self.fentry {
             // SAFETY: the probe is set up; fentry.c takes its own lock.
@@ -157,6 +161,7 @@ impl Hook for FprobeHook {
             pr_warn!("cannot register fprobe on {}: {}\n", self.name(), ret);
         } else {
             self.registered.set(true);
+            self.hooked.set(true);
         }
         kernel::error::to_result(ret)
     }
@@ -197,10 +202,23 @@ impl PinnedDrop for FprobeHook {
                 b::dynprobe_fentry_disarm(probe);
                 b::synchronize_rcu();
             }
-        } else if self.registered.get() {
-            // SAFETY: a registered fprobe; unregistering waits for its
-            // handlers.
-            unsafe { b::unregister_fprobe(core::ptr::addr_of_mut!((*probe).fp)) };
+        } else {
+            if self.registered.get() {
+                // SAFETY: a registered fprobe.
+                unsafe { b::unregister_fprobe(core::ptr::addr_of_mut!((*probe).fp)) };
+            }
+            if self.hooked.get() {
+                // The fprobe and the feed are freed next. Its handlers run
+                // in RCU read-side sections (fprobe's entry and exit under
+                // guard(rcu_sched_notrace) and with preemption off), and
+                // unregistering takes it out of the lists they look it up
+                // in: a grace period after that, none runs. unregister_fprobe()
+                // in 7.2 waits so too; waiting here keeps the free safe
+                // without relying on how a kernel's unregister_fprobe() is
+                // made.
+                // SAFETY: may sleep, which dropping a hook may.
+                unsafe { b::synchronize_rcu() };
+            }
         }
     }
 }

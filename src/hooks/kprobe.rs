@@ -155,7 +155,12 @@ impl KprobeHook {
                 (*kp).addr = core::ptr::null_mut();
             }
             (*kp).flags = if armed { 0 } else { b::KPROBE_FLAG_DISABLED };
-            if self.ret {
+            // Lockdown and places ftrace cannot trace, as the kernel's
+            // kprobe events check them before registering.
+            let ret = b::dynprobe_kprobe_precheck(kp);
+            if ret != 0 {
+                ret
+            } else if self.ret {
                 b::register_kretprobe(core::ptr::addr_of_mut!((*self.probe.get()).rp))
             } else {
                 b::register_kprobe(kp)

@@ -90,6 +90,15 @@ fn place_symbol(place: &b::dynprobe_place) -> Result<KVec<u8>> {
     nul_terminated(unsafe { core::ffi::CStr::from_ptr(place.symbol.cast()) }.to_bytes())
 }
 
+/// Lockdown (`LOCKDOWN_KPROBES`, confidentiality) refuses to hook a
+/// function with an fprobe, as the kernel's fprobe events (f and t
+/// probes) refuse when they are enabled, where they register their
+/// fprobe (`__register_trace_fprobe()`): not when they are defined.
+fn fprobe_lockdown() -> Result {
+    // SAFETY: asks the security modules; no argument.
+    kernel::error::to_result(unsafe { b::dynprobe_lockdown_kprobes() })
+}
+
 /// Sets up what hooks share (locks, the module notifiers).
 pub(crate) fn init() -> Result {
     fprobe::init();

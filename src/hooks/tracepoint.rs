@@ -65,6 +65,8 @@ pub(crate) struct TracepointHook {
     armed: Cell<bool>,
     /// Hooked to this tracepoint (null: not hooked).
     tpoint: Cell<*mut b::tracepoint>,
+    /// Was hooked at some time: its fprobe's handler may have run.
+    hooked: Cell<bool>,
     #[pin]
     _pin: PhantomPinned,
 }
@@ -154,6 +156,7 @@ impl TracepointHook {
                 name,
                 armed: Cell::new(false),
                 tpoint: Cell::new(core::ptr::null_mut()),
+                hooked: Cell::new(false),
                 _pin: PhantomPinned,
             }),
             GFP_KERNEL,
@@ -181,6 +184,7 @@ impl TracepointHook {
             }
             let fp = core::ptr::addr_of_mut!((*probe).fp);
             kernel::error::to_result(b::register_fprobe_ips(fp, &mut stub, 1))?;
+            self.hooked.set(true);
             let ret =
                 b::tracepoint_probe_register(tp.as_ptr(), (*tp.as_ptr()).probestub, probe.cast());
             if ret != 0 {
@@ -213,6 +217,7 @@ impl TracepointHook {
 impl Hook for TracepointHook {
     /// A tracepoint that is not there yet is hooked when its module comes.
     fn arm(&self) -> Result {
+        super::fprobe_lockdown()?;
         let state = STATE.lock();
         self.armed.set(true);
         let ret = match find(&state, self.name()) {
@@ -254,6 +259,17 @@ impl PinnedDrop for TracepointHook {
             .position(|h| core::ptr::eq(h.as_ptr(), me))
         {
             let _ = state.hooks.remove(i);
+        }
+        drop(state);
+        if self.hooked.get() {
+            // The fprobe and the feed are freed next: its handler runs in
+            // an RCU read-side section (fprobe's entry under
+            // guard(rcu_sched_notrace)), so a grace period after it is
+            // unregistered none runs. unregister_fprobe() in 7.2 waits
+            // so too; waiting here keeps the free safe without relying on
+            // how a kernel's unregister_fprobe() is made.
+            // SAFETY: may sleep, which dropping a hook may.
+            unsafe { b::synchronize_rcu() };
         }
     }
 }

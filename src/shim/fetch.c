@@ -40,6 +40,8 @@ void dynprobe_current_comm(u8 *dst, size_t len)
 NOKPROBE_SYMBOL(dynprobe_current_comm);
 
 /*
+ * For the control and print paths, never a probe's hit (which has
+ * dynprobe_record_symbol()): it puts KSYM_SYMBOL_LEN bytes on the stack.
  * As the tracing core prints a symbol (trace_seq_print_sym()): with the
  * offset, sprint_symbol()'s "SYM+0xOFF/0xSIZE [MOD]"; without, only the
  * name, as kallsyms_lookup() gives it (unexported): the " [MOD]" that

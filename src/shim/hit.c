@@ -8,6 +8,7 @@
  * (src/trace_event.rs), seen here through its sink; the record comes from
  * the definition's programs (dynprobe_rs_record).
  */
+#include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/perf_event.h>
 #include <linux/rcupdate.h>
@@ -19,12 +20,15 @@
 /*
  * Records are assembled in a per-CPU scratch buffer first, so that every
  * probed byte is read once; one level per context that can nest (task,
- * softirq, irq, NMI).
+ * softirq, irq, NMI). Each level also has room for one symbol's text, for
+ * a symstr argument that has less room left in its record than
+ * sprint_symbol() may write (dynprobe_record_symbol()).
  */
 #define SCRATCH_LEVELS 4
 struct scratch {
 	int level;
 	u8 buf[SCRATCH_LEVELS][DYNPROBE_RECORD_MAX];
+	char sym[SCRATCH_LEVELS][KSYM_SYMBOL_LEN];
 };
 static struct scratch __percpu *scratch;
 
@@ -44,6 +48,34 @@ static void scratch_put(void)
 	barrier();
 	this_cpu_ptr(scratch)->level--;
 }
+
+/*
+ * A symstr argument's text, "SYM+0xOFF/0xSIZE [MOD]", written into the
+ * record (@buf, @len bytes) on the hit path; its length, without the NUL
+ * sprint_symbol() adds. As the kernel's probe events (fetch_store_symstring())
+ * it goes straight into the record, not through a buffer on the stack,
+ * which may be an NMI's: when the record has less room left than
+ * sprint_symbol() may write (KSYM_SYMBOL_LEN), through the scratch level
+ * of the hit, and cut to @len. Only called while a hit holds a scratch
+ * level: symstr makes a record of variable size, which is assembled in
+ * the scratch buffer.
+ */
+size_t dynprobe_record_symbol(u8 *buf, size_t len, unsigned long addr)
+{
+	struct scratch *s = this_cpu_ptr(scratch);
+	size_t n;
+	char *tmp;
+
+	if (len >= KSYM_SYMBOL_LEN)
+		return sprint_symbol((char *)buf, addr);
+	if (WARN_ON_ONCE(s->level < 1 || s->level > SCRATCH_LEVELS))
+		return 0;
+	tmp = s->sym[s->level - 1];
+	n = min_t(size_t, sprint_symbol(tmp, addr), len);
+	memcpy(buf, tmp, n);
+	return n;
+}
+NOKPROBE_SYMBOL(dynprobe_record_symbol);
 
 /*
  * The writers below are inlined into the entry points, which are NOKPROBE:

@@ -6,6 +6,7 @@
  */
 #include <linux/fs.h>
 #include <linux/kmemleak.h>
+#include <linux/security.h>
 #include <linux/tracefs.h>
 #include "dynprobe/shim.h"
 
@@ -17,4 +18,9 @@ static_assert(DYNPROBE_FMODE_WRITE == (__force unsigned int)FMODE_WRITE);
 void dynprobe_kmemleak_not_leak(const void *ptr)
 {
 	kmemleak_not_leak(ptr);
+}
+
+int dynprobe_lockdown_tracefs(void)
+{
+	return security_locked_down(LOCKDOWN_TRACEFS);
 }
