@@ -191,8 +191,9 @@ impl Event {
 
 impl Drop for Event {
     /// Frees the event once no probe handler or trace reader can see it.
-    /// An event that cannot be removed (still referenced at module
-    /// unload) is leaked rather than freed under its users.
+    /// An event that cannot be removed is leaked rather than freed under
+    /// its users. At module unload none is held: every reference on an
+    /// event holds the module too (src/shim/holds.c).
     fn drop(&mut self) {
         if self.remove().is_err() {
             pr_err!(

@@ -5,7 +5,7 @@
 //! filter, format, trigger, hist and id like any event, and the probes
 //! that feed it.
 //!
-//! Locking: the tracing core calls [`event_reg`] with event_mutex held;
+//! Locking: the tracing core calls [`dynprobe_rs_event_reg`] with event_mutex held;
 //! dynprobe takes event_mutex ([`EventsLock`]) to add or remove a probe
 //! and to unlink events, so a probe list never changes under an enable.
 //! The control path (the registry lock, taken before event_mutex) is the
@@ -34,7 +34,7 @@ use crate::sys::bindings as b;
 const TRACE_FUNCTION_TYPE: *const c_char = usize::MAX as *const c_char;
 
 /// event_mutex, held. Taken by [`EventsLock::lock`], or held by the
-/// tracing core around [`event_reg`].
+/// tracing core around [`dynprobe_rs_event_reg`].
 #[derive(Clone, Copy)]
 pub(crate) struct Held<'a>(PhantomData<&'a ()>);
 
@@ -278,7 +278,7 @@ impl TraceEvent {
         unsafe {
             (*class).system = base;
             (*class).fields_array = ev.fields.as_ptr().cast_mut();
-            (*class).reg = Some(event_reg);
+            (*class).reg = Some(dynprobe_rs_event_reg);
             let fields_head = core::ptr::addr_of_mut!((*class).fields);
             (*fields_head).next = fields_head;
             (*fields_head).prev = fields_head;
@@ -623,7 +623,9 @@ impl Drop for TraceEvent {
 /// # Safety
 ///
 /// Called by the tracing core, with event_mutex held, for a live event.
-unsafe extern "C" fn event_reg(
+/// Named: src/shim/holds.c tells dynprobe's events by it.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_event_reg(
     call: *mut b::trace_event_call,
     ty: b::trace_reg,
     data: *mut c_void,

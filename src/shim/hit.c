@@ -207,12 +207,23 @@ NOKPROBE_SYMBOL(dynprobe_dispatch_event);
 
 int dynprobe_events_init(void)
 {
+	int ret;
+
 	scratch = alloc_percpu(struct scratch);
-	return scratch ? 0 : -ENOMEM;
+	if (!scratch)
+		return -ENOMEM;
+	/* Before any event exists: every reference on one pins the module. */
+	ret = dynprobe_holds_init();
+	if (ret) {
+		free_percpu(scratch);
+		scratch = NULL;
+	}
+	return ret;
 }
 
 void dynprobe_events_exit(void)
 {
+	dynprobe_holds_exit();
 	free_percpu(scratch);
 	scratch = NULL;
 }

@@ -21,6 +21,14 @@ void dynprobe_dispatch_event(const struct dynprobe_feed *feed,
 			     struct pt_regs *regs, const void *source,
 			     size_t source_len);
 
+/* src/trace_event.rs: the reg callback of every dynprobe trace event. */
+int dynprobe_rs_event_reg(struct trace_event_call *call, enum trace_reg type,
+			  void *data);
+
+/* holds.c: references on dynprobe's events pin the module. */
+int dynprobe_holds_init(void);
+void dynprobe_holds_exit(void);
+
 /*
  * Where the return address of a function that has just returned was:
  * right below the stack pointer, which its `ret` has moved past it. Both
