@@ -219,21 +219,6 @@ unsafe impl Send for TraceEvent {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for TraceEvent {}
 
-/// Whether an event named `group/name` exists anywhere in tracefs.
-fn event_exists(group: *const c_char, name: *const c_char) -> bool {
-    // SAFETY: both are NUL-terminated; a null instance is the top one. The
-    // lookup takes event_mutex itself, so it must not be held here.
-    let file = unsafe { b::trace_get_event_file(core::ptr::null(), group, name) };
-    match kernel::error::from_err_ptr(file) {
-        Ok(file) => {
-            // SAFETY: a file reference `trace_get_event_file` gave.
-            unsafe { b::trace_put_event_file(file) };
-            true
-        }
-        Err(_) => false,
-    }
-}
-
 impl TraceEvent {
     /// Creates the event for `def` with its first (disarmed) probe, and
     /// registers it with the tracing core.
@@ -290,15 +275,21 @@ impl TraceEvent {
             (*call).flags = flags as c_int;
             (*ev.sink.get()).call = call;
         }
-        if event_exists(base, base.wrapping_add(name_at)) {
-            return Err(EEXIST);
-        }
         // SAFETY: the sink is part of `ev`, which outlives its probes
         // (they go first in `drop`).
         let probe = unsafe { Probe::new(ev.sink.get(), def) }?;
         // SAFETY: not registered yet, so nothing else sees `probes`.
         unsafe { (*ev.probes.get()).push(probe, GFP_KERNEL) }?;
         let _lock = EventsLock::lock_probes();
+        // The name is checked and the event registered under one hold of
+        // event_mutex, so no event of that name can appear in between;
+        // every event counts, the ftrace/* ones too, as for the kernel's
+        // probe events.
+        // SAFETY: both names are NUL-terminated in `text`; event_mutex is
+        // held.
+        if unsafe { b::dynprobe_event_name_taken(base, base.add(name_at)) } {
+            return Err(EEXIST);
+        }
         // SAFETY: `call` is fully set up; event_mutex is held, as adding
         // an event call wants. On failure nothing stays registered.
         unsafe {
