@@ -160,6 +160,19 @@ fn render(file: dynprobe_file, registry: &mut Registry) -> Result<Snapshot> {
     Ok(out)
 }
 
+/// Whether a definition `file` owns is busy.
+fn any_busy<'a>(file: dynprobe_file, events: impl Iterator<Item = &'a Event>) -> bool {
+    any_busy_locked(file, events, &EventsLock::lock_probes())
+}
+
+fn any_busy_locked<'a>(
+    file: dynprobe_file,
+    mut events: impl Iterator<Item = &'a Event>,
+    _lock: &EventsLock,
+) -> bool {
+    events.any(|e| owns(file, e.def().kind()) && e.busy())
+}
+
 /// Removes the definitions `file` owns; nothing if one of them is busy.
 fn clear(file: dynprobe_file, registry: &mut Registry) -> Result {
     let owned = registry
@@ -173,11 +186,7 @@ fn clear(file: dynprobe_file, registry: &mut Registry) -> Result {
     let lock = EventsLock::lock();
     // The busy check and the removals under one hold of event_mutex, so
     // an event enabled meanwhile cannot make the clear a partial one.
-    if registry
-        .events
-        .iter()
-        .any(|e| owns(file, e.def().kind()) && e.busy())
-    {
+    if any_busy_locked(file, registry.events.iter(), &lock) {
         return Err(EBUSY);
     }
     let mut i = 0;
@@ -206,8 +215,15 @@ pub(crate) fn open(
     if truncate && file == b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS {
         registry.synth.clear()?;
     } else if truncate && file == b::dynprobe_file_DYNPROBE_FILE_DYNAMIC_EVENTS {
-        // All or nothing across both kinds: the synthetic events come
-        // back if a probe event turns out to be busy.
+        // All or nothing across both kinds. A busy probe event refuses
+        // the clear before any synthetic event is deleted: deleting one
+        // and making it again would lose its filter and triggers. Only
+        // if one becomes busy after this check do the synthetic events
+        // come back that way (deleting them takes event_mutex, so both
+        // kinds cannot go under one hold of it).
+        if any_busy(file, registry.events.iter()) {
+            return Err(EBUSY);
+        }
         let cleared = registry.synth.clear()?;
         if let Err(e) = clear(file, &mut registry) {
             registry.synth.restore(cleared);
