@@ -15,7 +15,7 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use crate::fetch::{EventProbeRegs, KernelMemory, KernelRegs};
-use crate::lang::{Compiled, DefView, Definition, HeaderIps, ProbeArg, Storage};
+use crate::lang::{Compiled, DefView, Definition, Family, HeaderIps, ProbeArg, Storage};
 use crate::probe::Probe;
 use crate::sys::bindings as b;
 pub(crate) use crate::trace_event::EventsLock;
@@ -145,6 +145,29 @@ impl Event {
     /// Enabled somewhere, or referenced (perf, hist triggers).
     pub(crate) fn busy(&self) -> bool {
         !self.unlinked && self.trace().busy()
+    }
+
+    /// Held from outside dynprobe (see [`TraceEvent::held_outside`]).
+    pub(crate) fn held_outside(&self, lock: &EventsLock) -> bool {
+        !self.unlinked && self.trace().held_outside(lock)
+    }
+
+    /// Referenced by dynprobe's own event probes.
+    pub(crate) fn held_inside(&self, lock: &EventsLock) -> bool {
+        !self.unlinked && self.trace().held_inside(lock)
+    }
+
+    /// Refuses new enables and references while a clear removes it.
+    pub(crate) fn set_closing(&self, closing: bool, lock: &EventsLock) {
+        self.trace().set_closing(closing, lock);
+    }
+
+    /// Whether one of its probes is an event probe on `group`/`event`.
+    pub(crate) fn probes_event(&self, group: &str, event: &str) -> bool {
+        self.defs().any(|d| {
+            d.kind().family() == Family::Event
+                && d.full_symbol().and_then(|s| s.rsplit_once('.')) == Some((group, event))
+        })
     }
 
     /// Hits and misses of each live probe, in listing order.

@@ -18,7 +18,7 @@ use core::fmt::{self, Write};
 use core::marker::{PhantomData, PhantomPinned};
 use core::mem::offset_of;
 use core::pin::Pin;
-use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
 use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
@@ -209,6 +209,16 @@ pub(crate) struct TraceEvent {
     text: KVec<u8>,
     shape: Shape,
     probes: UnsafeCell<KVec<Probe>>,
+    /// How many of the event's references are dynprobe's own event
+    /// probes' (their source file and perf counters): holds from inside
+    /// dynprobe, which do not keep the module loaded (src/shim/holds.c).
+    internal_refs: AtomicI32,
+    /// Being removed by a clear: no new enable or reference is taken, so
+    /// that what the clear checked stays true until the event is gone.
+    closing: AtomicBool,
+    /// The perf registration took a module reference (it was not one of
+    /// dynprobe's own event probes').
+    perf_pinned: AtomicBool,
     _pin: PhantomPinned,
 }
 
@@ -250,6 +260,9 @@ impl TraceEvent {
                 text,
                 shape,
                 probes: UnsafeCell::new(KVec::new()),
+                internal_refs: AtomicI32::new(0),
+                closing: AtomicBool::new(false),
+                perf_pinned: AtomicBool::new(false),
                 _pin: PhantomPinned,
             },
             GFP_KERNEL,
@@ -380,13 +393,22 @@ impl TraceEvent {
 
     /// Enables the event in trace instance `file`, or for perf (`None`).
     /// Enabling takes a module reference, so that rmmod is refused while
-    /// an event is enabled.
+    /// an event is enabled; but not for the perf counters of dynprobe's
+    /// own event probes, which module exit removes first.
     fn enable(&self, file: Option<*mut b::trace_event_file>, held: Held<'_>) -> Result {
+        if self.closing.load(Ordering::Relaxed) {
+            return Err(EBUSY);
+        }
         let was_enabled = self.flags().load(Ordering::Relaxed) != 0;
+        // SAFETY: reads which task is dynprobe's own holder, if any.
+        let pin = file.is_some() || !unsafe { b::dynprobe_internal_holds() };
         // SAFETY: `THIS_MODULE` is this module; a reference is taken or
         // the call fails.
-        if !unsafe { b::try_module_get(crate::THIS_MODULE.as_ptr().cast()) } {
+        if pin && !unsafe { b::try_module_get(crate::THIS_MODULE.as_ptr().cast()) } {
             return Err(ENODEV);
+        }
+        if file.is_none() {
+            self.perf_pinned.store(pin, Ordering::Relaxed);
         }
         let set = match file
             .map(|f| self.files_edited(Some(f), None, held))
@@ -394,7 +416,7 @@ impl TraceEvent {
         {
             Ok(set) => set,
             Err(e) => {
-                self.module_put();
+                self.unpin(file);
                 return Err(e);
             }
         };
@@ -411,7 +433,7 @@ impl TraceEvent {
         }
         if let Err(e) = self.arm_all(held) {
             self.drop_target(file, held);
-            self.module_put();
+            self.unpin(file);
             return Err(e);
         }
         Ok(())
@@ -431,7 +453,7 @@ impl TraceEvent {
                 probe.disarm();
             }
         }
-        self.module_put();
+        self.unpin(file);
         Ok(())
     }
 
@@ -480,7 +502,11 @@ impl TraceEvent {
         }
     }
 
-    fn module_put(&self) {
+    /// Drops the module reference `enable` took for `file` (or perf).
+    fn unpin(&self, file: Option<*mut b::trace_event_file>) {
+        if file.is_none() && !self.perf_pinned.swap(false, Ordering::Relaxed) {
+            return;
+        }
         // SAFETY: drops the reference `enable` took.
         unsafe { b::module_put(crate::THIS_MODULE.as_ptr().cast()) };
     }
@@ -571,15 +597,39 @@ impl TraceEvent {
 
     /// Enabled somewhere, or referenced (perf, hist triggers).
     pub(crate) fn busy(&self) -> bool {
+        self.flags().load(Ordering::Relaxed) != 0 || self.refs() != 0
+    }
+
+    /// The dynamic event's reference count.
+    fn refs(&self) -> i32 {
         // SAFETY: `refcnt` is the dynamic event's reference count (the
         // flags say it is dynamic), an aligned atomic int in the pinned
         // call; trace_event_dyn_busy() is not exported and reads the same.
-        let refs = unsafe {
+        unsafe {
             let counter =
                 core::ptr::addr_of_mut!((*self.call.get()).__bindgen_anon_2.refcnt.counter);
-            core::sync::atomic::AtomicI32::from_ptr(counter).load(Ordering::Relaxed)
-        };
-        self.flags().load(Ordering::Relaxed) != 0 || refs != 0
+            AtomicI32::from_ptr(counter).load(Ordering::Relaxed)
+        }
+    }
+
+    /// Held from outside dynprobe: enabled in a trace instance, used by
+    /// perf, or referenced by anything but dynprobe's own event probes.
+    pub(crate) fn held_outside(&self, _lock: &EventsLock) -> bool {
+        let flags = self.flags().load(Ordering::Relaxed);
+        flags & b::DYNPROBE_SINK_TRACE != 0
+            || self.perf_pinned.load(Ordering::Relaxed)
+            || self.refs() > self.internal_refs.load(Ordering::Relaxed)
+    }
+
+    /// Referenced by dynprobe's own event probes.
+    pub(crate) fn held_inside(&self, _lock: &EventsLock) -> bool {
+        self.internal_refs.load(Ordering::Relaxed) > 0
+    }
+
+    /// While set, the event takes no new enable or reference (a clear is
+    /// removing it); changed under event_mutex.
+    pub(crate) fn set_closing(&self, closing: bool, _lock: &EventsLock) {
+        self.closing.store(closing, Ordering::Relaxed);
     }
 
     /// Takes the event out of tracefs, or answers `EBUSY` (nothing
@@ -636,6 +686,36 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_event_reg(
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
+}
+
+/// Counts a reference one of dynprobe's own event probes takes (`delta`
+/// 1) or drops (-1) on the event of `call` (src/shim/holds.c).
+///
+/// # Safety
+///
+/// `call` is a live dynprobe event's call; the caller holds dynprobe's
+/// control path (the registry lock), which also reads the count.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_internal_ref(
+    call: *mut b::trace_event_call,
+    delta: c_int,
+) {
+    // SAFETY: per the function's contract.
+    let ev = unsafe { TraceEvent::from_call(call) };
+    ev.internal_refs.fetch_add(delta, Ordering::Relaxed);
+}
+
+/// Whether the event of `call` is being removed by a clear, which new
+/// references must not find (src/shim/holds.c).
+///
+/// # Safety
+///
+/// `call` is a live dynprobe event's call.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_event_closing(call: *mut b::trace_event_call) -> bool {
+    // SAFETY: per the function's contract.
+    let ev = unsafe { TraceEvent::from_call(call) };
+    ev.closing.load(Ordering::Relaxed)
 }
 
 /// Defines the fields the fields array could not lay out.

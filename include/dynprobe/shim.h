@@ -261,6 +261,8 @@ void dynprobe_kvfree_rcu(void *ptr);
  */
 void dynprobe_events_lock(void);
 void dynprobe_events_unlock(void);
+/* Whether the current task takes dynprobe's own holds (src/shim/holds.c). */
+bool dynprobe_internal_holds(void);
 /* Whether event @system/@name exists; event_mutex held. */
 bool dynprobe_event_name_taken(const char *system, const char *name);
 

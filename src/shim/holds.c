@@ -23,6 +23,14 @@
  * perf_trace_init(), the event probes' and the event triggers' parsers),
  * as dynprobe does when it adds or removes an event, so "listed" below
  * cannot change under a get.
+ *
+ * dynprobe's own event probes hold their source event too (its file and
+ * their perf counters). On one of dynprobe's events those holds are
+ * internal: they do not pin the module (module exit removes the event
+ * probes before their sources), and they are counted in the event
+ * (dynprobe_rs_internal_ref()), so that a clear that removes an event
+ * probe together with its source is not refused for the probe's holds.
+ * The control path marks itself as the internal holder around them.
  */
 #include <linux/kprobes.h>
 #include <linux/module.h>
@@ -38,6 +46,29 @@
 static struct trace_event_call refused_call = {
 	.flags = TRACE_EVENT_FL_DYNAMIC,
 };
+
+/*
+ * The task taking or dropping dynprobe's own holds, or NULL. Set and
+ * cleared by the control path, which runs one task at a time (the
+ * registry lock), around its event probes' attach and detach.
+ */
+static struct task_struct *internal_holder;
+
+void dynprobe_internal_holds_begin(void)
+{
+	WRITE_ONCE(internal_holder, current);
+}
+
+void dynprobe_internal_holds_end(void)
+{
+	WRITE_ONCE(internal_holder, NULL);
+}
+
+bool dynprobe_internal_holds(void)
+{
+	return READ_ONCE(internal_holder) == current;
+}
+NOKPROBE_SYMBOL(dynprobe_internal_holds);
 
 /* One of dynprobe's trace events (src/trace_event.rs sets this reg). */
 static bool dynprobe_call(const struct trace_event_call *call)
@@ -64,8 +95,12 @@ static int get_ref_pre(struct kprobe *kp, struct pt_regs *regs)
 
 	if (!dynprobe_call(call) || !listed(call))
 		return 0;
-	if (!try_module_get(THIS_MODULE)) {
-		/* Unloading: the event is about to be removed. */
+	if (dynprobe_internal_holds()) {
+		dynprobe_rs_internal_ref(call, 1);
+		return 0;
+	}
+	/* A clear is removing it, or the module is going away with it. */
+	if (dynprobe_rs_event_closing(call) || !try_module_get(THIS_MODULE)) {
 		/* x86_64: the first argument is in %di. */
 		regs->di = (unsigned long)&refused_call;
 		return 0;
@@ -84,8 +119,14 @@ static int put_ref_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct trace_event_call *call =
 		(void *)regs_get_kernel_argument(regs, 0);
 
-	/* Nonzero: not ours, no return handler for this call. */
-	return dynprobe_call(call) ? 0 : 1;
+	if (!dynprobe_call(call))
+		return 1;	/* not ours: no return handler for this call */
+	if (dynprobe_internal_holds()) {
+		/* Counted down first: the control path reads it, not now. */
+		dynprobe_rs_internal_ref(call, -1);
+		return 1;
+	}
+	return 0;
 }
 NOKPROBE_SYMBOL(put_ref_entry);
 
