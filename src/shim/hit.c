@@ -267,10 +267,11 @@ void dynprobe_events_unlock(void)
 /*
  * Whether an event @system/@name is registered, as the kernel's probe
  * events check before registering theirs (find_trace_event_call() in
- * trace_probe.c): every event in ftrace_events, the ftrace/* events
- * (which trace_get_event_file() does not find) included. The caller holds
- * event_mutex, which every change of the list holds, and registers its
- * event before releasing it: the check and the registration are one step.
+ * trace_probe.c): every event in ftrace_events, the ftrace events
+ * (ftrace/function and the like, which trace_get_event_file() does not
+ * find) included. The caller holds event_mutex, which every change of
+ * the list holds, and registers its event before releasing it: the check
+ * and the registration are one step.
  */
 bool dynprobe_event_name_taken(const char *system, const char *name)
 {
