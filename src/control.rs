@@ -160,38 +160,85 @@ fn render(file: dynprobe_file, registry: &mut Registry) -> Result<Snapshot> {
     Ok(out)
 }
 
-/// Removes the definitions `file` owns; nothing if one of them is busy.
+/// Whether a clear of `file` must be refused: a definition it owns is
+/// held from outside the set it clears (enabled, perf, a reference that
+/// is not one of dynprobe's own event probes', or an event probe of
+/// dynprobe's that the clear does not remove).
+fn clear_refused(file: dynprobe_file, events: &[Event], lock: &EventsLock) -> bool {
+    let owned = |e: &&Event| owns(file, e.def().kind());
+    events.iter().filter(owned).any(|e| {
+        let (group, event) = (e.def().group(), e.def().event());
+        e.held_outside(lock)
+            || (e.held_inside(lock)
+                && events
+                    .iter()
+                    .any(|x| !owns(file, x.def().kind()) && x.probes_event(group, event)))
+    })
+}
+
+/// Marks the events `file` owns as being removed by a clear, or not.
+fn set_closing(file: dynprobe_file, events: &[Event], closing: bool, lock: &EventsLock) {
+    for ev in events.iter().filter(|e| owns(file, e.def().kind())) {
+        ev.set_closing(closing, lock);
+    }
+}
+
+/// Removes the definitions `file` owns; nothing if one of them is held
+/// from outside them. Event probes among them go before the events they
+/// probe, which they hold until their probes are torn down.
 fn clear(file: dynprobe_file, registry: &mut Registry) -> Result {
     let owned = registry
         .events
         .iter()
         .filter(|e| owns(file, e.def().kind()))
         .count();
-    // Dropped after `lock`: the probes are torn down once event_mutex is
-    // released. Reserved up front, so nothing fails once removals start.
+    // Reserved up front, so nothing fails once removals start.
     let mut unlinked = KVec::with_capacity(owned, GFP_KERNEL)?;
-    let lock = EventsLock::lock();
-    // The busy check and the removals under one hold of event_mutex, so
-    // an event enabled meanwhile cannot make the clear a partial one.
-    if registry
-        .events
-        .iter()
-        .any(|e| owns(file, e.def().kind()) && e.busy())
-    {
+    let mut lock = EventsLock::lock();
+    // The check and the first removals under one hold of event_mutex, so
+    // an event enabled meanwhile cannot make the clear a partial one;
+    // what stays for a later round takes no new enable or reference.
+    if clear_refused(file, &registry.events, &lock) {
         return Err(EBUSY);
     }
-    let mut i = 0;
-    while i < registry.events.len() {
-        if owns(file, registry.events[i].def().kind()) {
-            registry.events[i].unlink(&lock)?;
-            unlinked.push(registry.events.remove(i)?, GFP_KERNEL)?;
-        } else {
-            i += 1;
+    set_closing(file, &registry.events, true, &lock);
+    loop {
+        // Each round removes what nothing holds any more: the event
+        // probes first, then (once their probes are torn down, after
+        // event_mutex is released) the events they held.
+        let mut i = 0;
+        let mut left = 0;
+        while i < registry.events.len() {
+            let ev = &mut registry.events[i];
+            if !owns(file, ev.def().kind()) {
+                i += 1;
+            } else if ev.held_inside(&lock) {
+                left += 1;
+                i += 1;
+            } else if let Err(e) = ev.unlink(&lock) {
+                set_closing(file, &registry.events, false, &lock);
+                return Err(e);
+            } else {
+                // Within the capacity reserved above: cannot fail.
+                let ev = registry.events.remove(i)?;
+                unlinked.push(ev, GFP_KERNEL)?;
+            }
+        }
+        let removed = !unlinked.is_empty();
+        drop(lock);
+        // The probes are torn down with event_mutex released.
+        while unlinked.pop().is_some() {}
+        if left == 0 {
+            return Ok(());
+        }
+        lock = EventsLock::lock();
+        if !removed {
+            // Held by nothing this clear removes (not reached: the check
+            // above refused such holds).
+            set_closing(file, &registry.events, false, &lock);
+            return Err(EBUSY);
         }
     }
-    drop(lock);
-    drop(unlinked);
-    Ok(())
 }
 
 /// Runs on open(): `truncate` clears the definitions the file owns
@@ -206,10 +253,29 @@ pub(crate) fn open(
     if truncate && file == b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS {
         registry.synth.clear()?;
     } else if truncate && file == b::dynprobe_file_DYNPROBE_FILE_DYNAMIC_EVENTS {
-        // All or nothing across both kinds: the synthetic events come
-        // back if a probe event turns out to be busy.
-        let cleared = registry.synth.clear()?;
+        // All or nothing across both kinds. The probe events are checked
+        // first and, from then on, take no new enable or reference: a
+        // busy probe event refuses the clear before any synthetic event
+        // is deleted (deleting one and making it again would lose its
+        // filter and triggers), and none can become busy while the
+        // synthetic events go (deleting them takes event_mutex, so both
+        // kinds cannot go under one hold of it).
+        {
+            let lock = EventsLock::lock_probes();
+            if clear_refused(file, &registry.events, &lock) {
+                return Err(EBUSY);
+            }
+            set_closing(file, &registry.events, true, &lock);
+        }
+        let cleared = match registry.synth.clear() {
+            Ok(cleared) => cleared,
+            Err(e) => {
+                set_closing(file, &registry.events, false, &EventsLock::lock_probes());
+                return Err(e);
+            }
+        };
         if let Err(e) = clear(file, &mut registry) {
+            set_closing(file, &registry.events, false, &EventsLock::lock_probes());
             registry.synth.restore(cleared);
             return Err(e);
         }

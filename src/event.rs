@@ -15,7 +15,7 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use crate::fetch::{EventProbeRegs, KernelMemory, KernelRegs};
-use crate::lang::{Compiled, DefView, Definition, HeaderIps, ProbeArg, Storage};
+use crate::lang::{Compiled, DefView, Definition, Family, HeaderIps, ProbeArg, Storage};
 use crate::probe::Probe;
 use crate::sys::bindings as b;
 pub(crate) use crate::trace_event::EventsLock;
@@ -147,6 +147,29 @@ impl Event {
         !self.unlinked && self.trace().busy()
     }
 
+    /// Held from outside dynprobe (see [`TraceEvent::held_outside`]).
+    pub(crate) fn held_outside(&self, lock: &EventsLock) -> bool {
+        !self.unlinked && self.trace().held_outside(lock)
+    }
+
+    /// Referenced by dynprobe's own event probes.
+    pub(crate) fn held_inside(&self, lock: &EventsLock) -> bool {
+        !self.unlinked && self.trace().held_inside(lock)
+    }
+
+    /// Refuses new enables and references while a clear removes it.
+    pub(crate) fn set_closing(&self, closing: bool, lock: &EventsLock) {
+        self.trace().set_closing(closing, lock);
+    }
+
+    /// Whether one of its probes is an event probe on `group`/`event`.
+    pub(crate) fn probes_event(&self, group: &str, event: &str) -> bool {
+        self.defs().any(|d| {
+            d.kind().family() == Family::Event
+                && d.full_symbol().and_then(|s| s.rsplit_once('.')) == Some((group, event))
+        })
+    }
+
     /// Hits and misses of each live probe, in listing order.
     pub(crate) fn counts(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.probes().iter().map(|p| p.counts())
@@ -191,8 +214,9 @@ impl Event {
 
 impl Drop for Event {
     /// Frees the event once no probe handler or trace reader can see it.
-    /// An event that cannot be removed (still referenced at module
-    /// unload) is leaked rather than freed under its users.
+    /// An event that cannot be removed is leaked rather than freed under
+    /// its users. At module unload none is held: every reference on an
+    /// event holds the module too (src/shim/holds.c).
     fn drop(&mut self) {
         if self.remove().is_err() {
             pr_err!(

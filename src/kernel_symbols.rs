@@ -153,6 +153,8 @@ resolved_symbols! {
     function free_event_filter via dynprobe_call_free_event_filter, OPTIONAL,
         "filters of event probes";
     object event_mutex into event_mutex, REQUIRED, "adding and removing trace events";
+    object ftrace_events into ftrace_events, REQUIRED,
+        "refusing the names of existing events";
     object trace_probe_err_text into trace_probe_err_text, REQUIRED,
         "error_log messages that outlive the module";
     object arch_rethook_trampoline into rethook_trampoline, OPTIONAL,

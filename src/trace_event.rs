@@ -5,7 +5,7 @@
 //! filter, format, trigger, hist and id like any event, and the probes
 //! that feed it.
 //!
-//! Locking: the tracing core calls [`event_reg`] with event_mutex held;
+//! Locking: the tracing core calls [`dynprobe_rs_event_reg`] with event_mutex held;
 //! dynprobe takes event_mutex ([`EventsLock`]) to add or remove a probe
 //! and to unlink events, so a probe list never changes under an enable.
 //! The control path (the registry lock, taken before event_mutex) is the
@@ -18,7 +18,7 @@ use core::fmt::{self, Write};
 use core::marker::{PhantomData, PhantomPinned};
 use core::mem::offset_of;
 use core::pin::Pin;
-use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
 use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
@@ -34,7 +34,7 @@ use crate::sys::bindings as b;
 const TRACE_FUNCTION_TYPE: *const c_char = usize::MAX as *const c_char;
 
 /// event_mutex, held. Taken by [`EventsLock::lock`], or held by the
-/// tracing core around [`event_reg`].
+/// tracing core around [`dynprobe_rs_event_reg`].
 #[derive(Clone, Copy)]
 pub(crate) struct Held<'a>(PhantomData<&'a ()>);
 
@@ -209,6 +209,16 @@ pub(crate) struct TraceEvent {
     text: KVec<u8>,
     shape: Shape,
     probes: UnsafeCell<KVec<Probe>>,
+    /// How many of the event's references are dynprobe's own event
+    /// probes' (their source file and perf counters): holds from inside
+    /// dynprobe, which do not keep the module loaded (src/shim/holds.c).
+    internal_refs: AtomicI32,
+    /// Being removed by a clear: no new enable or reference is taken, so
+    /// that what the clear checked stays true until the event is gone.
+    closing: AtomicBool,
+    /// The perf registration took a module reference (it was not one of
+    /// dynprobe's own event probes').
+    perf_pinned: AtomicBool,
     _pin: PhantomPinned,
 }
 
@@ -218,21 +228,6 @@ pub(crate) struct TraceEvent {
 unsafe impl Send for TraceEvent {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for TraceEvent {}
-
-/// Whether an event named `group/name` exists anywhere in tracefs.
-fn event_exists(group: *const c_char, name: *const c_char) -> bool {
-    // SAFETY: both are NUL-terminated; a null instance is the top one. The
-    // lookup takes event_mutex itself, so it must not be held here.
-    let file = unsafe { b::trace_get_event_file(core::ptr::null(), group, name) };
-    match kernel::error::from_err_ptr(file) {
-        Ok(file) => {
-            // SAFETY: a file reference `trace_get_event_file` gave.
-            unsafe { b::trace_put_event_file(file) };
-            true
-        }
-        Err(_) => false,
-    }
-}
 
 impl TraceEvent {
     /// Creates the event for `def` with its first (disarmed) probe, and
@@ -265,6 +260,9 @@ impl TraceEvent {
                 text,
                 shape,
                 probes: UnsafeCell::new(KVec::new()),
+                internal_refs: AtomicI32::new(0),
+                closing: AtomicBool::new(false),
+                perf_pinned: AtomicBool::new(false),
                 _pin: PhantomPinned,
             },
             GFP_KERNEL,
@@ -278,7 +276,7 @@ impl TraceEvent {
         unsafe {
             (*class).system = base;
             (*class).fields_array = ev.fields.as_ptr().cast_mut();
-            (*class).reg = Some(event_reg);
+            (*class).reg = Some(dynprobe_rs_event_reg);
             let fields_head = core::ptr::addr_of_mut!((*class).fields);
             (*fields_head).next = fields_head;
             (*fields_head).prev = fields_head;
@@ -290,15 +288,21 @@ impl TraceEvent {
             (*call).flags = flags as c_int;
             (*ev.sink.get()).call = call;
         }
-        if event_exists(base, base.wrapping_add(name_at)) {
-            return Err(EEXIST);
-        }
         // SAFETY: the sink is part of `ev`, which outlives its probes
         // (they go first in `drop`).
         let probe = unsafe { Probe::new(ev.sink.get(), def) }?;
         // SAFETY: not registered yet, so nothing else sees `probes`.
         unsafe { (*ev.probes.get()).push(probe, GFP_KERNEL) }?;
         let _lock = EventsLock::lock_probes();
+        // The name is checked and the event registered under one hold of
+        // event_mutex, so no event of that name can appear in between;
+        // every event counts, the ftrace/* ones too, as for the kernel's
+        // probe events.
+        // SAFETY: both names are NUL-terminated in `text`; event_mutex is
+        // held.
+        if unsafe { b::dynprobe_event_name_taken(base, base.add(name_at)) } {
+            return Err(EEXIST);
+        }
         // SAFETY: `call` is fully set up; event_mutex is held, as adding
         // an event call wants. On failure nothing stays registered.
         unsafe {
@@ -389,13 +393,22 @@ impl TraceEvent {
 
     /// Enables the event in trace instance `file`, or for perf (`None`).
     /// Enabling takes a module reference, so that rmmod is refused while
-    /// an event is enabled.
+    /// an event is enabled; but not for the perf counters of dynprobe's
+    /// own event probes, which module exit removes first.
     fn enable(&self, file: Option<*mut b::trace_event_file>, held: Held<'_>) -> Result {
+        if self.closing.load(Ordering::Relaxed) {
+            return Err(EBUSY);
+        }
         let was_enabled = self.flags().load(Ordering::Relaxed) != 0;
+        // SAFETY: reads which task is dynprobe's own holder, if any.
+        let pin = file.is_some() || !unsafe { b::dynprobe_internal_holds() };
         // SAFETY: `THIS_MODULE` is this module; a reference is taken or
         // the call fails.
-        if !unsafe { b::try_module_get(crate::THIS_MODULE.as_ptr().cast()) } {
+        if pin && !unsafe { b::try_module_get(crate::THIS_MODULE.as_ptr().cast()) } {
             return Err(ENODEV);
+        }
+        if file.is_none() {
+            self.perf_pinned.store(pin, Ordering::Relaxed);
         }
         let set = match file
             .map(|f| self.files_edited(Some(f), None, held))
@@ -403,7 +416,7 @@ impl TraceEvent {
         {
             Ok(set) => set,
             Err(e) => {
-                self.module_put();
+                self.unpin(file);
                 return Err(e);
             }
         };
@@ -420,7 +433,7 @@ impl TraceEvent {
         }
         if let Err(e) = self.arm_all(held) {
             self.drop_target(file, held);
-            self.module_put();
+            self.unpin(file);
             return Err(e);
         }
         Ok(())
@@ -440,7 +453,7 @@ impl TraceEvent {
                 probe.disarm();
             }
         }
-        self.module_put();
+        self.unpin(file);
         Ok(())
     }
 
@@ -489,7 +502,11 @@ impl TraceEvent {
         }
     }
 
-    fn module_put(&self) {
+    /// Drops the module reference `enable` took for `file` (or perf).
+    fn unpin(&self, file: Option<*mut b::trace_event_file>) {
+        if file.is_none() && !self.perf_pinned.swap(false, Ordering::Relaxed) {
+            return;
+        }
         // SAFETY: drops the reference `enable` took.
         unsafe { b::module_put(crate::THIS_MODULE.as_ptr().cast()) };
     }
@@ -580,15 +597,39 @@ impl TraceEvent {
 
     /// Enabled somewhere, or referenced (perf, hist triggers).
     pub(crate) fn busy(&self) -> bool {
+        self.flags().load(Ordering::Relaxed) != 0 || self.refs() != 0
+    }
+
+    /// The dynamic event's reference count.
+    fn refs(&self) -> i32 {
         // SAFETY: `refcnt` is the dynamic event's reference count (the
         // flags say it is dynamic), an aligned atomic int in the pinned
         // call; trace_event_dyn_busy() is not exported and reads the same.
-        let refs = unsafe {
+        unsafe {
             let counter =
                 core::ptr::addr_of_mut!((*self.call.get()).__bindgen_anon_2.refcnt.counter);
-            core::sync::atomic::AtomicI32::from_ptr(counter).load(Ordering::Relaxed)
-        };
-        self.flags().load(Ordering::Relaxed) != 0 || refs != 0
+            AtomicI32::from_ptr(counter).load(Ordering::Relaxed)
+        }
+    }
+
+    /// Held from outside dynprobe: enabled in a trace instance, used by
+    /// perf, or referenced by anything but dynprobe's own event probes.
+    pub(crate) fn held_outside(&self, _lock: &EventsLock) -> bool {
+        let flags = self.flags().load(Ordering::Relaxed);
+        flags & b::DYNPROBE_SINK_TRACE != 0
+            || self.perf_pinned.load(Ordering::Relaxed)
+            || self.refs() > self.internal_refs.load(Ordering::Relaxed)
+    }
+
+    /// Referenced by dynprobe's own event probes.
+    pub(crate) fn held_inside(&self, _lock: &EventsLock) -> bool {
+        self.internal_refs.load(Ordering::Relaxed) > 0
+    }
+
+    /// While set, the event takes no new enable or reference (a clear is
+    /// removing it); changed under event_mutex.
+    pub(crate) fn set_closing(&self, closing: bool, _lock: &EventsLock) {
+        self.closing.store(closing, Ordering::Relaxed);
     }
 
     /// Takes the event out of tracefs, or answers `EBUSY` (nothing
@@ -623,7 +664,9 @@ impl Drop for TraceEvent {
 /// # Safety
 ///
 /// Called by the tracing core, with event_mutex held, for a live event.
-unsafe extern "C" fn event_reg(
+/// Named: src/shim/holds.c tells dynprobe's events by it.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_event_reg(
     call: *mut b::trace_event_call,
     ty: b::trace_reg,
     data: *mut c_void,
@@ -643,6 +686,36 @@ unsafe extern "C" fn event_reg(
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
+}
+
+/// Counts a reference one of dynprobe's own event probes takes (`delta`
+/// 1) or drops (-1) on the event of `call` (src/shim/holds.c).
+///
+/// # Safety
+///
+/// `call` is a live dynprobe event's call; the caller holds dynprobe's
+/// control path (the registry lock), which also reads the count.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_internal_ref(
+    call: *mut b::trace_event_call,
+    delta: c_int,
+) {
+    // SAFETY: per the function's contract.
+    let ev = unsafe { TraceEvent::from_call(call) };
+    ev.internal_refs.fetch_add(delta, Ordering::Relaxed);
+}
+
+/// Whether the event of `call` is being removed by a clear, which new
+/// references must not find (src/shim/holds.c).
+///
+/// # Safety
+///
+/// `call` is a live dynprobe event's call.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_event_closing(call: *mut b::trace_event_call) -> bool {
+    // SAFETY: per the function's contract.
+    let ev = unsafe { TraceEvent::from_call(call) };
+    ev.closing.load(Ordering::Relaxed)
 }
 
 /// Defines the fields the fields array could not lay out.

@@ -21,6 +21,7 @@
 
 struct dentry;
 struct event_filter;
+struct list_head;
 struct llist_node;
 struct mutex;
 struct task_struct;
@@ -49,6 +50,12 @@ struct dynprobe_kernel_symbols {
 
 	/* kernel/trace/trace_events.c: held around trace_add/remove_event_call. */
 	struct mutex *event_mutex;
+	/*
+	 * kernel/trace/trace_events.c: every registered event, walked with
+	 * event_mutex held to refuse a name that exists, as the kernel's
+	 * probe events do (find_trace_event_call()).
+	 */
+	struct list_head *ftrace_events;
 	/*
 	 * kernel/trace/trace_probe.c: the probe events' message table.
 	 * error_log keeps a pointer to the message table, not a copy, so the

@@ -275,6 +275,10 @@ void dynprobe_kvfree_rcu(void *ptr);
  */
 void dynprobe_events_lock(void);
 void dynprobe_events_unlock(void);
+/* Whether the current task takes dynprobe's own holds (src/shim/holds.c). */
+bool dynprobe_internal_holds(void);
+/* Whether event @system/@name exists; event_mutex held. */
+bool dynprobe_event_name_taken(const char *system, const char *name);
 
 /* Fault-tolerant reads and register access for the fetchers (src/shim/fetch.c). */
 int dynprobe_read_kernel(void *dst, unsigned long addr, size_t len);

@@ -191,7 +191,11 @@ static void eprobe_overflow(struct perf_event *counter,
 }
 NOKPROBE_SYMBOL(eprobe_overflow);
 
-void dynprobe_eprobe_detach(struct dynprobe_eprobe *eprobe)
+/*
+ * Releases what eprobe_attach() took; with dynprobe's internal holds
+ * marked (holds.c), as they were taken.
+ */
+static void eprobe_free(struct dynprobe_eprobe *eprobe)
 {
 	int cpu;
 
@@ -212,10 +216,21 @@ void dynprobe_eprobe_detach(struct dynprobe_eprobe *eprobe)
 	kfree(eprobe);
 }
 
-struct dynprobe_eprobe *dynprobe_eprobe_attach(const char *system,
-					       const char *event,
-					       char *filter,
-					       struct dynprobe_feed *feed)
+void dynprobe_eprobe_detach(struct dynprobe_eprobe *eprobe)
+{
+	dynprobe_internal_holds_begin();
+	eprobe_free(eprobe);
+	dynprobe_internal_holds_end();
+}
+
+/*
+ * The event probe's holds on its source (the file, the perf counters)
+ * are dynprobe's own: on one of dynprobe's events they do not keep the
+ * module loaded, and a clear that removes both is not refused for them.
+ */
+static struct dynprobe_eprobe *eprobe_attach(const char *system,
+					     const char *event, char *filter,
+					     struct dynprobe_feed *feed)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_TRACEPOINT,
@@ -249,7 +264,7 @@ struct dynprobe_eprobe *dynprobe_eprobe_attach(const char *system,
 					false, &eprobe->filter);
 
 		if (err) {
-			dynprobe_eprobe_detach(eprobe);
+			eprobe_free(eprobe);
 			return ERR_PTR(err);
 		}
 	}
@@ -261,10 +276,23 @@ struct dynprobe_eprobe *dynprobe_eprobe_attach(const char *system,
 							   eprobe_overflow,
 							   eprobe);
 		if (IS_ERR(counter)) {
-			dynprobe_eprobe_detach(eprobe);
+			eprobe_free(eprobe);
 			return ERR_CAST(counter);
 		}
 		eprobe->counters[cpu] = counter;
 	}
+	return eprobe;
+}
+
+struct dynprobe_eprobe *dynprobe_eprobe_attach(const char *system,
+					       const char *event,
+					       char *filter,
+					       struct dynprobe_feed *feed)
+{
+	struct dynprobe_eprobe *eprobe;
+
+	dynprobe_internal_holds_begin();
+	eprobe = eprobe_attach(system, event, filter, feed);
+	dynprobe_internal_holds_end();
 	return eprobe;
 }

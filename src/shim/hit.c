@@ -13,6 +13,7 @@
 #include <linux/perf_event.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/trace_seq.h>
 #include "dynprobe/resolved.h"
 #include "internal.h"
@@ -239,12 +240,23 @@ NOKPROBE_SYMBOL(dynprobe_dispatch_event);
 
 int dynprobe_events_init(void)
 {
+	int ret;
+
 	scratch = alloc_percpu(struct scratch);
-	return scratch ? 0 : -ENOMEM;
+	if (!scratch)
+		return -ENOMEM;
+	/* Before any event exists: every reference on one pins the module. */
+	ret = dynprobe_holds_init();
+	if (ret) {
+		free_percpu(scratch);
+		scratch = NULL;
+	}
+	return ret;
 }
 
 void dynprobe_events_exit(void)
 {
+	dynprobe_holds_exit();
 	free_percpu(scratch);
 	scratch = NULL;
 }
@@ -282,4 +294,29 @@ void dynprobe_events_lock(void)
 void dynprobe_events_unlock(void)
 {
 	mutex_unlock(dynprobe_ksyms.event_mutex);
+}
+
+/*
+ * Whether an event @system/@name is registered, as the kernel's probe
+ * events check before registering theirs (find_trace_event_call() in
+ * trace_probe.c): every event in ftrace_events, the ftrace events
+ * (ftrace/function and the like, which trace_get_event_file() does not
+ * find) included. The caller holds event_mutex, which every change of
+ * the list holds, and registers its event before releasing it: the check
+ * and the registration are one step.
+ */
+bool dynprobe_event_name_taken(const char *system, const char *name)
+{
+	struct trace_event_call *call;
+	const char *call_name;
+
+	lockdep_assert_held(dynprobe_ksyms.event_mutex);
+	list_for_each_entry(call, dynprobe_ksyms.ftrace_events, list) {
+		if (!call->class->system || strcmp(system, call->class->system))
+			continue;
+		call_name = trace_event_name(call);
+		if (call_name && !strcmp(name, call_name))
+			return true;
+	}
+	return false;
 }

@@ -21,6 +21,21 @@ void dynprobe_dispatch_event(const struct dynprobe_feed *feed,
 			     struct pt_regs *regs, const void *source,
 			     size_t source_len);
 
+/* src/trace_event.rs: the reg callback of every dynprobe trace event. */
+int dynprobe_rs_event_reg(struct trace_event_call *call, enum trace_reg type,
+			  void *data);
+
+/* src/trace_event.rs: dynprobe's own holds on an event, and clears. */
+void dynprobe_rs_internal_ref(struct trace_event_call *call, int delta);
+bool dynprobe_rs_event_closing(struct trace_event_call *call);
+
+/* holds.c: references on dynprobe's events pin the module. */
+int dynprobe_holds_init(void);
+void dynprobe_holds_exit(void);
+/* Around the holds dynprobe's own event probes take and drop. */
+void dynprobe_internal_holds_begin(void);
+void dynprobe_internal_holds_end(void);
+
 /*
  * Where the return address of a function that has just returned was:
  * right below the stack pointer, which its `ret` has moved past it. Both
