@@ -1261,16 +1261,18 @@ def main():
     # The run must have checked something: the comparisons it meant to
     # make, and round trips for a share of the definitions (a dynprobe
     # that refused every line would otherwise pass).
+    # (First in the list: the summary shows the first 40.)
     if checker.kcompared != checker.kcompare_due:
-        checker.violations.append((-1, '', [], [], 'compared %d definitions with the kernel, '
-                                   'meant to compare %d' % (checker.kcompared,
-                                                            checker.kcompare_due)))
+        checker.violations.insert(0, (-1, '', [], [], 'compared %d definitions with the kernel, '
+                                      'meant to compare %d' % (checker.kcompared,
+                                                               checker.kcompare_due)))
     floor = int(ROUND_TRIP_FLOOR * len(indices))
     if not only and len(indices) >= FLOOR_MIN_DEFINITIONS and \
             checker.stats['round trips'] < floor:
-        checker.violations.append((-1, '', [], [], 'only %d round trips, the floor is %d '
-                                   '(%.2f per definition)' % (checker.stats['round trips'],
-                                                              floor, ROUND_TRIP_FLOOR)))
+        checker.violations.insert(0, (-1, '', [], [], 'only %d round trips, the floor is %d '
+                                      '(%.2f per definition)' % (checker.stats['round trips'],
+                                                                 floor, ROUND_TRIP_FLOOR)))
+    checker.floor = floor if not only and len(indices) >= FLOOR_MIN_DEFINITIONS else None
 
     out = summary(checker, seed, len(indices), elapsed)
     print(out)
@@ -1327,8 +1329,9 @@ def summary(c, seed, n, elapsed):
     w('== malformed-input summary: seed %s, %d definitions, %.0f s ==' % (seed, n, elapsed))
     w('files: ' + ', '.join('%s %d' % (f, c.stats['file ' + f]) for f in DP_FILES))
     w('writes: %d accepted, %d refused; definitions with something accepted: %d; '
-      'round trips: %d' % (c.stats['writes accepted'], c.stats['writes refused'],
-                           c.stats['definitions accepted'], c.stats['round trips']))
+      'round trips: %d (floor: %s)' % (c.stats['writes accepted'], c.stats['writes refused'],
+                                       c.stats['definitions accepted'], c.stats['round trips'],
+                                       getattr(c, 'floor', None)))
     w('mutations: ' + ', '.join('%s %d' % kv for kv in sorted(c.mutation_count.items())))
     w('refused, by errno: ' + ', '.join('%s %d' % kv for kv in c.refused_errno.most_common()))
     w('refused with an error_log entry, by message:')
