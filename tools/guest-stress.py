@@ -36,8 +36,8 @@ kprobe_events tell which); on the others dynprobe must refuse them as the
 kernel does (NO_RETVAL, ENOENT). --check-lines does only these checks.
 
 After the run: every kind of definition (kprobe, kretprobe, fprobe entry
-and exit, function entry and exit) must have been enabled and have left
-records in trace_pipe; a run in which no probe fired fails.
+and exit, function entry and exit) that was enabled must have left records
+in trace_pipe; a run in which no probe fired fails.
 
 Exit status 0 when no check failed. The roles are forked child processes;
 the parent kills them and everything they started on exit.
@@ -1373,10 +1373,12 @@ class Parent:
         self.print_summary(reports, profile)
 
     def check_records(self, reports):
-        """Probes that fired: every kind of definition must have been
-        enabled during the run and, once enabled, left records in
-        trace_pipe (the workload calls every probed function all the time
-        on every CPU). A run in which no probe fired proves nothing."""
+        """Probes that fired: every kind of definition that was enabled
+        during the run must have left records in trace_pipe (the workload
+        calls every probed function all the time on every CPU), and some
+        must have. A kind the writers happened not to enable (they pick at
+        random; a short run on a slow kernel enables some kinds only a few
+        times) had nothing that should fire."""
         total = {}
         for r in reports.values():
             for k, v in r["counts"].items():
@@ -1386,11 +1388,11 @@ class Parent:
         for kind in RECORD_KIND.values():
             enabled = total.get("enabled: " + kind, 0)
             records = total.get("trace_pipe records: " + kind, 0)
-            if not enabled:
-                self.error("no %s event was ever enabled: the run tested none firing" % kind)
-            elif not records:
+            if enabled and not records:
                 self.error("%s events were enabled %d times, but trace_pipe showed no "
                            "record of one" % (kind, enabled))
+        if not any(total.get("trace_pipe records: " + k, 0) for k in RECORD_KIND.values()):
+            self.error("no probe fired: trace_pipe showed no record of any event")
         self.log("records per kind (enabled / trace_pipe records): %s" % ", ".join(
             "%s %d/%d" % (kind, total.get("enabled: " + kind, 0),
                           total.get("trace_pipe records: " + kind, 0))
