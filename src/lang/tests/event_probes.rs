@@ -12,8 +12,7 @@ fn e(case: &str, code: ErrorCode) {
     let pos = case.rfind('^').unwrap();
     let cmd: String = case.chars().filter(|&c| c != '^').collect();
     let err = err_of(Control::DynamicEvents, &cmd);
-    let mut shown = String::new();
-    write_command(&err, cmd.as_bytes(), &mut shown).unwrap();
+    let shown = command_text(&err, cmd.as_bytes());
     assert_eq!(shown, cmd.trim_end(), "command text for {case:?}");
     assert!(err.logged, "{case:?} not logged: {err:?}");
     assert_eq!(err.subsystem.name(), "event_probe", "{case:?}");
