@@ -4,7 +4,6 @@
 //! syntax ([`funcev`]). The lexer has cut the line; this is the one place
 //! that tells which of these a line is.
 
-
 use crate::lang::def::{Command, Control, Definition};
 use crate::lang::error::{errno, function_error, ErrorCode, ParseError, Subsystem};
 use crate::lang::funcev;

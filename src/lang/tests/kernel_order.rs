@@ -26,7 +26,10 @@ fn err_b(control: Control, line: &[u8]) -> ParseError {
 fn command_text_is_the_bytes_written() {
     let line = b"p:m\x80i/ vfs_read  a0=%di";
     let e = err_b(Control::KprobeEvents, line);
-    assert_eq!((e.code, e.column, e.errno), (BadGroupName, 2, errno::EINVAL));
+    assert_eq!(
+        (e.code, e.column, e.errno),
+        (BadGroupName, 2, errno::EINVAL)
+    );
     assert_eq!(command_bytes(&e, line), b"p:m\x80i/ vfs_read a0=%di");
     // Function events and dynevent errors show the line as written.
     let line = b"vfs_\xe9read(x64 a";
