@@ -282,7 +282,13 @@ fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
                 }
             }
             FuncEntry::NotEntry => {
-                if is_return {
+                // _kprobe_addr(): a place kallsyms does not know (past
+                // the end of the text) is -ENOENT, left to registration;
+                // only a known place off the entry is BAD_RETPROBE.
+                let known = r
+                    .symbol_address(out.symbol.as_str())
+                    .is_none_or(|a| r.kprobe_address(a.wrapping_add(offset)).is_some());
+                if is_return && known {
                     return Err(lerr(1, ErrorCode::BadRetprobe, 0));
                 }
             }
@@ -626,7 +632,29 @@ impl Meta {
     }
 }
 
-fn expand_meta<R: Resolver>(ctx: &mut Ctx<'_, R>, args: &[&[u8]]) -> Result<Meta, LErr> {
+/// The words after the place (`argv[2..]`), read from the line where
+/// needed: the kernel expands `$argN` and `$arg*` over all of them before
+/// it counts them, so there is no bound to store them under.
+#[derive(Clone, Copy)]
+struct Args<'a> {
+    line: &'a [u8],
+}
+
+impl<'a> Args<'a> {
+    fn iter(self) -> impl Iterator<Item = &'a [u8]> {
+        Words::new(self.line).skip(2)
+    }
+
+    fn len(self) -> usize {
+        self.iter().count()
+    }
+
+    fn get(self, k: usize) -> Option<&'a [u8]> {
+        self.iter().nth(k)
+    }
+}
+
+fn expand_meta<R: Resolver>(ctx: &mut Ctx<'_, R>, args: Args<'_>) -> Result<Meta, LErr> {
     let argc = args.len();
     let mut star = None;
     let mut found = false;
@@ -734,7 +762,7 @@ const LONG_ARG: usize = 100;
 fn arg_text<R: Resolver>(
     ctx: &Ctx<'_, R>,
     meta: &Meta,
-    args: &[&[u8]],
+    args: Args<'_>,
     j: usize,
     dentry_used: &mut usize,
     buf: &mut Str<ARGBUF>,
@@ -747,7 +775,7 @@ fn arg_text<R: Resolver>(
             buf.push(name).map_err(|_| overflow())?;
         }
         Src::Orig(k) => {
-            let a = args.get(k).copied().unwrap_or(&[]);
+            let a = args.get(k).unwrap_or(&[]);
             if meta.active && a.starts_with(b"$arg") && is_digit(at(a, 4)) {
                 let (n, d) = text::simple_strtoul(tail(a, 4), 10);
                 let name = ctx
@@ -827,18 +855,7 @@ fn parse_args<R: Resolver>(
     line: &[u8],
     out: &mut Definition,
 ) -> Result<(), LErr> {
-    // Collect argv[2..] (bounded; more than MAX_TRACE_ARGS + slack is an error).
-    const CAP: usize = MAX_TRACE_ARGS + 8;
-    let mut store: [&[u8]; CAP] = [&[]; CAP];
-    let mut argc = 0usize;
-    for w in Words::new(line).skip(2) {
-        match store.get_mut(argc) {
-            Some(s) => *s = w,
-            None => return Err(lerr_no(2, ErrorCode::TooManyArgs, 0, errno::E2BIG)),
-        }
-        argc += 1;
-    }
-    let args = head(&store, argc);
+    let args = Args { line };
     let meta = expand_meta(ctx, args)?;
     if meta.argc > MAX_TRACE_ARGS {
         return Err(lerr_no(2, ErrorCode::TooManyArgs, 0, errno::E2BIG));
