@@ -235,7 +235,9 @@ fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
                 Some(c) => tail(name, c + 1),
                 None => name,
             };
-            if is_digit(at(plain_name, 0)) {
+            let not_utf8_pending =
+                core::str::from_utf8(name).is_err() && kprobe_name_pending(r, name);
+            if is_digit(at(plain_name, 0)) && !not_utf8_pending {
                 return Err(lerr(1, ErrorCode::BadProbeAddr, 0));
             }
             if core::str::from_utf8(name).is_err() {

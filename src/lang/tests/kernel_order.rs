@@ -86,6 +86,9 @@ fn kprobe_place_not_utf8() {
     assert_eq!(got(k, l), (NoBtfEntry, col(l, b"count"), errno::ENOENT));
     let l = b"p:mi/e1 ke\x91n:l_clone a0=%ax a0=%bx";
     assert_eq!(got(k, l), (UsedArgName, col(l, b"a0=%bx"), errno::EINVAL));
+    // A symbol starting with a digit waits too (refused at the place).
+    let l = b"p:mie1 0\x85x:9c957be0 a0=$stack0:symb";
+    assert_eq!(got(k, l), (BadType, col(l, b"symb"), errno::EINVAL));
     // Nothing else wrong: refused at the place (the kernel would register
     // it for the module to come; dynprobe cannot list the name).
     let l = b"p:mi/e1 ke\x91n:l_clone a0=%ax";
