@@ -293,7 +293,12 @@ pub(crate) fn open(
 pub(crate) fn reject(e: &ParseError, line: &[u8]) -> Error {
     if e.logged {
         let mut cmd = KVec::new();
-        if lang::write_command(e, line, &mut VecWriter(&mut cmd)).is_ok()
+        // Bytes as written: error_log shows them unconverted.
+        let mut put = |b: &[u8]| {
+            cmd.extend_from_slice(b, GFP_KERNEL)
+                .map_err(|_| core::fmt::Error)
+        };
+        if lang::write_command(e, line, &mut put).is_ok()
             && cmd.push(0, GFP_KERNEL).is_ok()
         {
             let pos = u16::try_from(e.column).unwrap_or(u16::MAX);

@@ -35,6 +35,10 @@ fetching $retval go only on functions that return a value (the kernel's own
 kprobe_events tell which); on the others dynprobe must refuse them as the
 kernel does (NO_RETVAL, ENOENT). --check-lines does only these checks.
 
+After the run: every kind of definition (kprobe, kretprobe, fprobe entry
+and exit, function entry and exit) that was enabled must have left records
+in trace_pipe; a run in which no probe fired fails.
+
 Exit status 0 when no check failed. The roles are forked child processes;
 the parent kills them and everything they started on exit.
 """
@@ -79,6 +83,10 @@ CANDIDATES = ("vfs_read", "vfs_write", "do_sys_openat2", "getname_flags",
 
 # Kinds of definition, by which file clears them.
 KIND_CLASS = {"p": "k", "r": "k", "fe": "f", "fx": "f", "F": "F", "FX": "F"}
+# Kinds of definition, as the pipe reader names their records
+# (classify_record): every kind the writers enable must leave records.
+RECORD_KIND = {"p": "kprobe", "r": "kretprobe", "fe": "fentry", "fx": "fexit",
+               "F": "function entry", "FX": "function exit"}
 CLEARS = {KPROBE_EVENTS: {"k"}, DYNAMIC_EVENTS: {"k", "f"},
           FUNCTION_EVENTS: {"F"}}
 
@@ -721,10 +729,14 @@ class Writer(Role):
             else:
                 ev.enabled = bool(on)
                 ev.enabled_at = start
+                if on:
+                    self.count("enabled: " + RECORD_KIND[ev.kind])
             return
         if self.expect(what, rc, (0,), " %s/%s" % (ev.group, ev.name)):
             ev.enabled = bool(on)
             ev.enabled_at = start
+            if on:
+                self.count("enabled: " + RECORD_KIND[ev.kind])
             state = read_text(ev.path() + "/enable").strip()
             if state != str(on):
                 self.error("%s/%s: enable reads %r after writing %d" %
@@ -743,6 +755,8 @@ class Writer(Role):
                 rc = tracefs.write_errno("%s/events/%s/enable" % (TRACING, group), "1\n", True)
                 if self.expect("enable group", rc, (0,)):
                     for ev in members:
+                        if not ev.enabled:
+                            self.count("enabled: " + RECORD_KIND[ev.kind])
                         ev.enabled = True
                         ev.enabled_at = start
                 return
@@ -1351,11 +1365,38 @@ class Parent:
                            (n, self.children[n].exitcode))
         for r in reports.values():
             self.errors += r["errors"]
+        self.check_records(reports)
         self.check_ledgers(reports)
         profile = self.profile_totals()
         self.check_rmmod(have_kmemleak)
         self.log("rmmod checks done")
         self.print_summary(reports, profile)
+
+    def check_records(self, reports):
+        """Probes that fired: every kind of definition that was enabled
+        during the run must have left records in trace_pipe (the workload
+        calls every probed function all the time on every CPU), and some
+        must have. A kind the writers happened not to enable (they pick at
+        random; a short run on a slow kernel enables some kinds only a few
+        times) had nothing that should fire."""
+        total = {}
+        for r in reports.values():
+            for k, v in r["counts"].items():
+                total[k] = total.get(k, 0) + v
+        if "pipe" not in reports:
+            return      # already an error: the pipe reader left no report
+        for kind in RECORD_KIND.values():
+            enabled = total.get("enabled: " + kind, 0)
+            records = total.get("trace_pipe records: " + kind, 0)
+            if enabled and not records:
+                self.error("%s events were enabled %d times, but trace_pipe showed no "
+                           "record of one" % (kind, enabled))
+        if not any(total.get("trace_pipe records: " + k, 0) for k in RECORD_KIND.values()):
+            self.error("no probe fired: trace_pipe showed no record of any event")
+        self.log("records per kind (enabled / trace_pipe records): %s" % ", ".join(
+            "%s %d/%d" % (kind, total.get("enabled: " + kind, 0),
+                          total.get("trace_pipe records: " + kind, 0))
+            for kind in RECORD_KIND.values()))
 
     def check_ledgers(self, reports):
         """What the ledgers say exists against what the files list."""

@@ -7,9 +7,8 @@
 //! error_log shows for a word, and the cursor the function event syntax
 //! reads a line with. Whitespace is the kernel's `isspace()` throughout.
 
-use core::fmt::Write;
-
-use crate::lang::text::{at, find, head, is_alnum, is_space, mid, tail, write_lossy};
+use crate::lang::parse::ByteWrite;
+use crate::lang::text::{at, find, head, is_alnum, is_space, mid, tail};
 
 /// The first line of what is left of a write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,12 +92,12 @@ impl<'a> Iterator for Words<'a> {
 
 /// Write the words of `line` joined by single spaces: the command text
 /// error_log shows for a probe event line.
-pub(crate) fn write_words<W: Write>(line: &[u8], w: &mut W) -> core::fmt::Result {
+pub(crate) fn write_words<W: ByteWrite>(line: &[u8], w: &mut W) -> core::fmt::Result {
     for (i, word) in Words::new(line).enumerate() {
         if i > 0 {
-            w.write_char(' ')?;
+            w.write_bytes(b" ")?;
         }
-        write_lossy(w, word)?;
+        w.write_bytes(word)?;
     }
     Ok(())
 }

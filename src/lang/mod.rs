@@ -83,7 +83,7 @@ pub use error::{errno, ErrorCode, ParseError, Subsystem};
 pub use interp::{Fault, HeaderIps, Memory, Regs};
 pub use kind::{Family, JoinRefusal, KindInfo, ProbeKind, Site};
 pub use lexer::{cut_line, Cut};
-pub use parse::{parse, write_command};
+pub use parse::{parse, write_command, ByteWrite};
 pub use print::Symbolizer;
 pub use resolver::{
     BtfError, BtfFunc, BtfMember, BtfType, FilterCheck, FuncEntry, NoResolver, Resolver,

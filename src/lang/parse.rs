@@ -4,8 +4,6 @@
 //! syntax ([`funcev`]). The lexer has cut the line; this is the one place
 //! that tells which of these a line is.
 
-use core::fmt::Write;
-
 use crate::lang::def::{Command, Control, Definition};
 use crate::lang::error::{errno, function_error, ErrorCode, ParseError, Subsystem};
 use crate::lang::funcev;
@@ -13,20 +11,35 @@ use crate::lang::lexer;
 use crate::lang::lexer::Words;
 use crate::lang::probe::{self, Outcome};
 use crate::lang::resolver::Resolver;
-use crate::lang::text::{at, find, head, tail, write_lossy};
+use crate::lang::text::{at, find, head, tail};
 use crate::lang::MAX_LINE_LEN;
+
+/// Where [`write_command`] puts the command text: bytes, not `str`. The
+/// kernel's error_log copies the bytes that were written, valid UTF-8 or
+/// not, and counts caret columns in bytes; re-encoding them would change
+/// both.
+pub trait ByteWrite {
+    /// Append `b`; an error stops the writing.
+    fn write_bytes(&mut self, b: &[u8]) -> core::fmt::Result;
+}
+
+impl<F: FnMut(&[u8]) -> core::fmt::Result> ByteWrite for F {
+    fn write_bytes(&mut self, b: &[u8]) -> core::fmt::Result {
+        self(b)
+    }
+}
 
 /// Write the command text the kernel's `error_log` shows after
 /// `Command: ` for an error on `line`: the words joined by single spaces
-/// (comments removed). Function events and the `dynevent` error show the
-/// line as written.
-pub fn write_command<W: Write>(err: &ParseError, line: &[u8], w: &mut W) -> core::fmt::Result {
+/// (comments removed), byte for byte. Function events and the `dynevent`
+/// error show the line as written.
+pub fn write_command<W: ByteWrite>(err: &ParseError, line: &[u8], w: &mut W) -> core::fmt::Result {
     if err.subsystem == Subsystem::Synthetic {
-        return write_lossy(w, crate::lang::synth::synth_command_text(line));
+        return w.write_bytes(crate::lang::synth::synth_command_text(line));
     }
     let line = lexer::strip_comment(line);
     if matches!(err.subsystem, Subsystem::Function | Subsystem::Dynevent) {
-        return write_lossy(w, line);
+        return w.write_bytes(line);
     }
     lexer::write_words(line, w)
 }

@@ -117,7 +117,8 @@ fn parse_event_name(event: &[u8], offset: usize, out: &mut Definition) -> Result
 /// `module_names`: `MOD:` with an empty part is left to the resolver, as
 /// the kernel's kprobes leave it to `validate_probe_symbol()`, which takes
 /// `:SYM` and `MOD:` for places in a module that is not loaded (`:SYM`
-/// never resolves, since no module has an empty name). fprobes refuse it.
+/// never resolves, since no module has an empty name). fprobes have no
+/// module syntax: the whole name is the symbol.
 fn set_symbol(
     out: &mut Definition,
     sym: &[u8],
@@ -125,16 +126,44 @@ fn set_symbol(
     module_names: bool,
 ) -> Result<(), LErr> {
     // An empty name (`%return`, `+4`) never resolves.
-    let colon = find(sym, b':');
-    if sym.is_empty() || (!module_names && (sym.last() == Some(&b':') || colon == Some(0))) {
+    if sym.is_empty() {
         return Err(lerr(idx, ErrorCode::BadProbeAddr, 0));
     }
-    if core::str::from_utf8(sym).is_err() || out.symbol.set(text::as_str(sym)).is_err() {
+    let name = core::str::from_utf8(sym).map_err(|_| lerr(idx, ErrorCode::BadProbeAddr, 0))?;
+    if out.symbol.set(name).is_err() {
         return Err(lerr(idx, ErrorCode::BadProbeAddr, 0));
     }
     out.has_symbol = true;
-    out.module_len = colon.map_or(0, |c| c + 1);
+    out.module_len = if module_names {
+        find(sym, b':').map_or(0, |c| c + 1)
+    } else {
+        0
+    };
     Ok(())
+}
+
+/// What BTF and kallsyms are asked for a probed name that is not UTF-8:
+/// a name no kernel symbol has (kallsyms and BTF names are ASCII), so the
+/// BTF questions fail as the kernel's do for the name as written.
+const NO_SUCH_SYMBOL: &str = "\u{fffd}";
+
+/// A probed name that is not UTF-8 (the kernel takes any bytes) can name
+/// no symbol, but the kernel finds that out only where it looks the name
+/// up; until then it parses on. For kprobes that is
+/// `validate_probe_symbol()`, which refuses it unless it is `MOD:SYM` of
+/// a module that is not loaded (a module name that is not UTF-8 is never
+/// loaded).
+fn kprobe_name_pending<R: Resolver>(r: &R, name: &[u8]) -> bool {
+    match find(name, b':') {
+        None => false,
+        Some(c) => match core::str::from_utf8(head(name, c)) {
+            Ok("") | Err(_) => true,
+            Ok(m) => matches!(
+                r.check_probe_symbol(Some(m), NO_SUCH_SYMBOL),
+                SymbolCheck::Ok
+            ),
+        },
+    }
 }
 
 fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResult {
@@ -168,6 +197,7 @@ fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
     }
     let mut flags = Flags::default();
     let mut offset: u64 = 0;
+    let mut not_utf8 = false;
     match text::kstrtoull(argv1, 0) {
         Some(addr) => {
             out.has_symbol = false;
@@ -205,48 +235,72 @@ fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
                 Some(c) => tail(name, c + 1),
                 None => name,
             };
-            if is_digit(at(plain_name, 0)) {
+            let not_utf8_pending =
+                core::str::from_utf8(name).is_err() && kprobe_name_pending(r, name);
+            if is_digit(at(plain_name, 0)) && !not_utf8_pending {
                 return Err(lerr(1, ErrorCode::BadProbeAddr, 0));
             }
-            set_symbol(out, name, 1, true)?;
-            let mut maxactive = out.maxactive;
-            let module = out.module();
-            let plain = out.symbol().unwrap_or("");
-            match r.check_probe_symbol(module, plain) {
-                SymbolCheck::Ok => {}
-                SymbolCheck::NotUnique => return Err(lerr(1, ErrorCode::NonUniqSymbol, 0)),
-                SymbolCheck::NotFound => return Err(lerr(1, ErrorCode::BadProbeAddr, 0)),
-            }
-            if is_return {
-                flags.ret = true;
-                // register_kretprobe() sets the default once the place
-                // resolves; a symbol in a module that is not loaded (or
-                // `:SYM`) does not, and is listed without it.
-                if maxactive == 0
-                    && (module.is_none() || r.symbol_address(out.symbol.as_str()).is_some())
-                {
-                    maxactive = r.default_maxactive();
+            if core::str::from_utf8(name).is_err() {
+                if !kprobe_name_pending(r, name) {
+                    return Err(lerr(1, ErrorCode::BadProbeAddr, 0));
                 }
-            }
-            match r.func_entry(module, plain, offset) {
-                FuncEntry::Entry => {
-                    if !is_return {
-                        flags.fentry = true;
-                    }
+                // kprobe_on_func_entry() cannot place it (-ENOENT, deferred
+                // to registration): neither an entry nor refused as a
+                // return probe's place.
+                not_utf8 = true;
+                out.has_symbol = true;
+                if is_return {
+                    flags.ret = true;
                 }
-                FuncEntry::NotEntry => {
-                    if is_return {
-                        return Err(lerr(1, ErrorCode::BadRetprobe, 0));
-                    }
-                }
-                FuncEntry::Unknown => {}
+            } else {
+                set_symbol(out, name, 1, true)?;
             }
-            out.maxactive = maxactive;
         }
     }
-    if !out.has_symbol && is_return {
-        flags.ret = true;
+    if out.has_symbol && !not_utf8 {
+        let mut maxactive = out.maxactive;
+        let module = out.module();
+        let plain = out.symbol().unwrap_or("");
+        match r.check_probe_symbol(module, plain) {
+            SymbolCheck::Ok => {}
+            SymbolCheck::NotUnique => return Err(lerr(1, ErrorCode::NonUniqSymbol, 0)),
+            SymbolCheck::NotFound => return Err(lerr(1, ErrorCode::BadProbeAddr, 0)),
+        }
+        if is_return {
+            flags.ret = true;
+            // register_kretprobe() sets the default once the place
+            // resolves; a symbol in a module that is not loaded (or
+            // `:SYM`) does not, and is listed without it.
+            if maxactive == 0
+                && (module.is_none() || r.symbol_address(out.symbol.as_str()).is_some())
+            {
+                maxactive = r.default_maxactive();
+            }
+        }
+        match r.func_entry(module, plain, offset) {
+            FuncEntry::Entry => {
+                if !is_return {
+                    flags.fentry = true;
+                }
+            }
+            FuncEntry::NotEntry => {
+                // _kprobe_addr(): a place kallsyms does not know (past
+                // the end of the text) is -ENOENT, left to registration;
+                // only a known place off the entry is BAD_RETPROBE.
+                let known = r
+                    .symbol_address(out.symbol.as_str())
+                    .is_none_or(|a| r.kprobe_address(a.wrapping_add(offset)).is_some());
+                if is_return && known {
+                    return Err(lerr(1, ErrorCode::BadRetprobe, 0));
+                }
+            }
+            FuncEntry::Unknown => {}
+        }
+        out.maxactive = maxactive;
     }
+    // An address probe's context has no return flag, even for `r`: the
+    // kernel sets TPARG_FL_RETURN for a symbol's return probe only, so
+    // BTF names and `$retval` are refused on address return probes.
     out.offset = offset;
     out.kind = if is_return {
         ProbeKind::Kretprobe
@@ -276,13 +330,20 @@ fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
         }
     }
     let sym_copy: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
-    let funcname = if out.has_symbol {
+    let funcname = if not_utf8 {
+        Some(NO_SUCH_SYMBOL)
+    } else if out.has_symbol {
         Some(sym_copy.as_str())
     } else {
         None
     };
     let mut ctx = Ctx::new(r, flags, funcname);
     parse_args(&mut ctx, line, out)?;
+    if not_utf8 {
+        // The kernel would register it for the module to come; dynprobe
+        // keeps names as UTF-8 and cannot list this one.
+        return Err(lerr(1, ErrorCode::BadProbeAddr, 0));
+    }
     finish(r, out)
 }
 
@@ -334,7 +395,12 @@ fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
             }
         }
     }
-    set_symbol(out, sym, 1, false)?;
+    // The kernel takes any name here and finds out whether it names a
+    // function only when it registers the probe (trace_fprobe_verify_target(),
+    // after the arguments): an empty name or one that is not UTF-8 waits
+    // until then, with BTF asked about a name no function has.
+    let named = set_symbol(out, sym, 1, false).is_ok();
+    out.has_symbol = true;
     let mut have_event = false;
     if let Some(e) = ev_pos {
         have_event = parse_event_name(tail(argv0, e), e, out)?;
@@ -368,15 +434,26 @@ fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
         ProbeKind::FprobeEntry
     };
     let sym_copy: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
-    let mut ctx = Ctx::new(r, flags, Some(sym_copy.as_str()));
+    let funcname = if named {
+        sym_copy.as_str()
+    } else {
+        NO_SUCH_SYMBOL
+    };
+    let mut ctx = Ctx::new(r, flags, Some(funcname));
     parse_args(&mut ctx, line, out)?;
     if is_return && out.n_entry.saturating_mul(8) > MAX_FPROBE_DATA_SIZE {
         return Err(lerr_no(2, ErrorCode::TooManyEargs, 0, errno::E2BIG));
     }
-    let exists = if is_tp {
+    let exists = if !named {
+        Some(false)
+    } else if is_tp {
         r.tracepoint_exists(sym_copy.as_str())
+    } else if find(sym, b':').is_some() {
+        // 7.2's fprobes match the name against kallsyms names, which
+        // have no module prefix: `MOD:SYM` (or any ':') never matches.
+        Some(false)
     } else {
-        r.function_exists(out.module(), out.symbol().unwrap_or(""))
+        r.function_exists(None, sym_copy.as_str())
     };
     if exists == Some(false) {
         return Err(lerr_no(1, ErrorCode::BadProbeAddr, 0, errno::EINVAL));
@@ -385,20 +462,46 @@ fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
 }
 
 /// `SYSTEM.EVENT` or `SYSTEM/EVENT`: the event an event probe attaches to.
-fn source_event(word: &[u8]) -> Option<(&str, &str)> {
-    let split = find(word, b'/').or_else(|| find(word, b'.'))?;
+/// The kernel reads it with `traceprobe_parse_event_name()`, which logs a
+/// bad group or event name first (the caret at the name); a word without
+/// both parts is then refused with NO_EVENT_INFO.
+fn source_event(word: &[u8]) -> Result<(&str, &str), LErr> {
+    let no_info = || lerr(1, ErrorCode::NoEventInfo, 0);
+    let Some(split) = find(word, b'/').or_else(|| find(word, b'.')) else {
+        if word.is_empty() {
+            return Err(lerr(1, ErrorCode::NoEventName, 0));
+        }
+        if word.len() >= MAX_EVENT_NAME_LEN {
+            return Err(lerr(1, ErrorCode::EventTooLong, 0));
+        }
+        if !text::is_good_name(word) {
+            return Err(lerr(1, ErrorCode::BadEventName, 0));
+        }
+        return Err(no_info());
+    };
     let (sys, ev) = (head(word, split), tail(word, split + 1));
-    let good = split < MAX_EVENT_NAME_LEN
-        && text::is_good_name_ex(sys, true)
-        && ev.len() < MAX_EVENT_NAME_LEN
-        && text::is_good_name(ev);
-    if !good {
-        return None;
+    if split == 0 {
+        return Err(lerr(1, ErrorCode::NoGroupName, 0));
     }
-    Some((
-        core::str::from_utf8(sys).ok()?,
-        core::str::from_utf8(ev).ok()?,
-    ))
+    if split + 1 > MAX_EVENT_NAME_LEN {
+        return Err(lerr(1, ErrorCode::GroupTooLong, 0));
+    }
+    if !text::is_good_name_ex(sys, true) {
+        return Err(lerr(1, ErrorCode::BadGroupName, 0));
+    }
+    if ev.is_empty() {
+        return Err(no_info());
+    }
+    if ev.len() >= MAX_EVENT_NAME_LEN {
+        return Err(lerr(1, ErrorCode::EventTooLong, split + 1));
+    }
+    if !text::is_good_name(ev) {
+        return Err(lerr(1, ErrorCode::BadEventName, split + 1));
+    }
+    match (core::str::from_utf8(sys), core::str::from_utf8(ev)) {
+        (Ok(s), Ok(e)) => Ok((s, e)),
+        _ => Err(no_info()),
+    }
 }
 
 /// `__trace_eprobe_create()`: `e[:[GRP/][EVENT]] SYSTEM.EVENT [ARGS]`.
@@ -415,7 +518,7 @@ fn create_eprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
     if let Some(p) = find(tail(argv0, 1), b':') {
         have_event = parse_event_name(tail(argv0, p + 2), p + 2, out)?;
     }
-    let (sys, ev) = source_event(argv1).ok_or_else(|| lerr(1, ErrorCode::NoEventInfo, 0))?;
+    let (sys, ev) = source_event(argv1)?;
     if !have_event && out.event.set(ev).is_err() {
         return Err(lerr(1, ErrorCode::NoEventInfo, 0));
     }
@@ -531,7 +634,29 @@ impl Meta {
     }
 }
 
-fn expand_meta<R: Resolver>(ctx: &mut Ctx<'_, R>, args: &[&[u8]]) -> Result<Meta, LErr> {
+/// The words after the place (`argv[2..]`), read from the line where
+/// needed: the kernel expands `$argN` and `$arg*` over all of them before
+/// it counts them, so there is no bound to store them under.
+#[derive(Clone, Copy)]
+struct Args<'a> {
+    line: &'a [u8],
+}
+
+impl<'a> Args<'a> {
+    fn iter(self) -> impl Iterator<Item = &'a [u8]> {
+        Words::new(self.line).skip(2)
+    }
+
+    fn len(self) -> usize {
+        self.iter().count()
+    }
+
+    fn get(self, k: usize) -> Option<&'a [u8]> {
+        self.iter().nth(k)
+    }
+}
+
+fn expand_meta<R: Resolver>(ctx: &mut Ctx<'_, R>, args: Args<'_>) -> Result<Meta, LErr> {
     let argc = args.len();
     let mut star = None;
     let mut found = false;
@@ -629,12 +754,17 @@ fn expand_meta<R: Resolver>(ctx: &mut Ctx<'_, R>, args: &[&[u8]]) -> Result<Meta
 }
 
 const ARGBUF: usize = 320;
+/// Bytes of an argument (or of the expression after `NAME=`) kept when it
+/// is longer: more than `MAX_ARGSTR_LEN`, so still too long, and with a
+/// name of up to `MAX_ARG_NAME_LEN` bytes in `ARGBUF` even when every byte
+/// takes two there.
+const LONG_ARG: usize = 100;
 
 /// Text of expanded argument `j` (BTF names and `%pd`/`%pD` applied).
 fn arg_text<R: Resolver>(
     ctx: &Ctx<'_, R>,
     meta: &Meta,
-    args: &[&[u8]],
+    args: Args<'_>,
     j: usize,
     dentry_used: &mut usize,
     buf: &mut Str<ARGBUF>,
@@ -647,7 +777,7 @@ fn arg_text<R: Resolver>(
             buf.push(name).map_err(|_| overflow())?;
         }
         Src::Orig(k) => {
-            let a = args.get(k).copied().unwrap_or(&[]);
+            let a = args.get(k).unwrap_or(&[]);
             if meta.active && a.starts_with(b"$arg") && is_digit(at(a, 4)) {
                 let (n, d) = text::simple_strtoul(tail(a, 4), 10);
                 let name = ctx
@@ -656,6 +786,23 @@ fn arg_text<R: Resolver>(
                     .unwrap_or("");
                 buf.push(name).map_err(|_| overflow())?;
                 write_lossy(buf, tail(a, 4 + d)).map_err(|_| overflow())?;
+            } else if a.len() > LONG_ARG {
+                // Longer than the buffer may hold: the kernel still checks
+                // the name first (`NAME=`: too long, missing, bad, used)
+                // and finds the expression too long only after it, with
+                // the caret past `=`. Keep the name and enough of the
+                // expression for the parser to find it too long.
+                match find(a, b'=') {
+                    Some(eq) if eq > crate::lang::MAX_ARG_NAME_LEN => {
+                        return Err(lerr(j + 2, ErrorCode::ArgNameTooLong, 0));
+                    }
+                    Some(eq) => {
+                        write_lossy(buf, head(a, eq + 1)).map_err(|_| overflow())?;
+                        write_lossy(buf, head(tail(a, eq + 1), LONG_ARG))
+                            .map_err(|_| overflow())?;
+                    }
+                    None => write_lossy(buf, head(a, LONG_ARG)).map_err(|_| overflow())?,
+                }
             } else {
                 write_lossy(buf, a).map_err(|_| overflow())?;
             }
@@ -710,18 +857,7 @@ fn parse_args<R: Resolver>(
     line: &[u8],
     out: &mut Definition,
 ) -> Result<(), LErr> {
-    // Collect argv[2..] (bounded; more than MAX_TRACE_ARGS + slack is an error).
-    const CAP: usize = MAX_TRACE_ARGS + 8;
-    let mut store: [&[u8]; CAP] = [&[]; CAP];
-    let mut argc = 0usize;
-    for w in Words::new(line).skip(2) {
-        match store.get_mut(argc) {
-            Some(s) => *s = w,
-            None => return Err(lerr_no(2, ErrorCode::TooManyArgs, 0, errno::E2BIG)),
-        }
-        argc += 1;
-    }
-    let args = head(&store, argc);
+    let args = Args { line };
     let meta = expand_meta(ctx, args)?;
     if meta.argc > MAX_TRACE_ARGS {
         return Err(lerr_no(2, ErrorCode::TooManyArgs, 0, errno::E2BIG));

@@ -48,8 +48,7 @@ fn bad_type_caret() {
     let e = err_of(Control::FunctionEvents, "ip_rcv(x64 skb, x86 dev)");
     assert_eq!((e.code, e.column), (ErrorCode::BadType, 16));
     assert_eq!(e.subsystem, Subsystem::Function);
-    let mut s = String::new();
-    write_command(&e, b"ip_rcv(x64 skb, x86 dev)", &mut s).unwrap();
+    let s = command_text(&e, b"ip_rcv(x64 skb, x86 dev)");
     assert_eq!(s, "ip_rcv(x64 skb, x86 dev)");
     let cases: &[(&str, ErrorCode, usize)] = &[
         ("ip_rcv x64 skb", ErrorCode::FeNoOpenParen, 7),

@@ -302,3 +302,4 @@ fn function_event_names_of_other_parameters_are_refused() {
     let d = parse_with(Control::FunctionEvents, "swap(x64 a, x64 b)");
     assert!(d.is_ok());
 }
+mod kernel_order;

@@ -244,8 +244,7 @@ fn exercise(control: Control, line: &[u8], seed: u64) {
     let mut d = Box::new(Definition::new());
     let r = parse(control, line, &FakeKernel, &mut d);
     if let Err(e) = &r {
-        let mut s = String::new();
-        let _ = write_command(e, line, &mut s);
+        let _ = command_bytes(e, line);
     }
     if r != Ok(Command::Define) {
         return;

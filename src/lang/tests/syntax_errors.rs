@@ -15,8 +15,7 @@ fn check(control: Control, case: &str, code: ErrorCode) {
     let pos = case.rfind('^').unwrap();
     let cmd: String = case.chars().filter(|&c| c != '^').collect();
     let e = err_of(control, &cmd);
-    let mut shown = String::new();
-    write_command(&e, cmd.as_bytes(), &mut shown).unwrap();
+    let shown = command_text(&e, cmd.as_bytes());
     assert_eq!(shown, cmd, "command text for {case:?}");
     assert!(e.logged, "{case:?} not logged: {e:?}");
     assert_eq!((e.column, e.code), (pos, code), "{case:?}: {e:?}");

@@ -30,8 +30,13 @@ fn refused(source: SynthSource, marked: &str, code: ErrorCode) {
     assert_eq!(e.subsystem, Subsystem::Synthetic);
     assert_eq!(e.errno, errno::EINVAL);
     assert!(e.logged);
-    let mut cmd = String::new();
-    write_command(&e, line.as_bytes(), &mut cmd).unwrap();
+    let mut cmd = Vec::new();
+    write_command(&e, line.as_bytes(), &mut |b: &[u8]| {
+        cmd.extend_from_slice(b);
+        Ok(())
+    })
+    .unwrap();
+    let cmd = String::from_utf8(cmd).unwrap();
     assert_eq!(cmd, line.trim_start());
 }
 

@@ -23,8 +23,11 @@ fn outcome(control: Control, line: &[u8]) -> String {
         }
         Ok(Command::Nothing) => "nothing".into(),
         Err(e) => {
-            let mut shown = String::new();
-            write_command(&e, line, &mut shown).unwrap();
+            // Shown as UTF-8, or byte by byte (Latin-1) when it is not.
+            let shown = match String::from_utf8(command_bytes(&e, line)) {
+                Ok(s) => s,
+                Err(b) => b.into_bytes().iter().map(|&c| char::from(c)).collect(),
+            };
             format!(
                 "error {:?} col {} errno {} {} logged {} cmd {:?}",
                 e.code,

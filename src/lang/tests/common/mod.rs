@@ -420,3 +420,20 @@ impl Symbolizer for FakeSyms {
         }
     }
 }
+
+/// The command text error_log shows for error `e` on `line`: bytes, as
+/// `write_command` writes them.
+pub fn command_bytes(e: &ParseError, line: &[u8]) -> Vec<u8> {
+    let mut v = Vec::new();
+    write_command(e, line, &mut |b: &[u8]| {
+        v.extend_from_slice(b);
+        Ok(())
+    })
+    .unwrap();
+    v
+}
+
+/// [`command_bytes`] of a line that is UTF-8.
+pub fn command_text(e: &ParseError, line: &[u8]) -> String {
+    String::from_utf8(command_bytes(e, line)).unwrap()
+}
