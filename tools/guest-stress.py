@@ -35,9 +35,10 @@ fetching $retval go only on functions that return a value (the kernel's own
 kprobe_events tell which); on the others dynprobe must refuse them as the
 kernel does (NO_RETVAL, ENOENT). --check-lines does only these checks.
 
-After the run: every kind of definition (kprobe, kretprobe, fprobe entry
-and exit, function entry and exit) that was enabled must have left records
-in trace_pipe; a run in which no probe fired fails.
+After the run: a run in which no probe fired fails, and so does one in
+which a kind of definition (kprobe, kretprobe, fprobe entry and exit,
+function entry and exit) was enabled ENABLES_WITHOUT_RECORD times or more
+and left no record in trace_pipe.
 
 Exit status 0 when no check failed. The roles are forked child processes;
 the parent kills them and everything they started on exit.
@@ -87,6 +88,8 @@ KIND_CLASS = {"p": "k", "r": "k", "fe": "f", "fx": "f", "F": "F", "FX": "F"}
 # (classify_record): every kind the writers enable must leave records.
 RECORD_KIND = {"p": "kprobe", "r": "kretprobe", "fe": "fentry", "fx": "fexit",
                "F": "function entry", "FX": "function exit"}
+# Enables of one kind after which a run without any record of it fails.
+ENABLES_WITHOUT_RECORD = 10
 CLEARS = {KPROBE_EVENTS: {"k"}, DYNAMIC_EVENTS: {"k", "f"},
           FUNCTION_EVENTS: {"F"}}
 
@@ -1376,9 +1379,10 @@ class Parent:
         """Probes that fired: every kind of definition that was enabled
         during the run must have left records in trace_pipe (the workload
         calls every probed function all the time on every CPU), and some
-        must have. A kind the writers happened not to enable (they pick at
-        random; a short run on a slow kernel enables some kinds only a few
-        times) had nothing that should fire."""
+        must have. A kind the writers enabled only a few times (they pick
+        at random, and another writer's truncation may disable it at
+        once: a 25 s run on the stock kernel enabled kretprobes 2 to 8
+        times, and once twice without a hit) is only reported."""
         total = {}
         for r in reports.values():
             for k, v in r["counts"].items():
@@ -1389,8 +1393,9 @@ class Parent:
             enabled = total.get("enabled: " + kind, 0)
             records = total.get("trace_pipe records: " + kind, 0)
             if enabled and not records:
-                self.error("%s events were enabled %d times, but trace_pipe showed no "
-                           "record of one" % (kind, enabled))
+                report = self.error if enabled >= ENABLES_WITHOUT_RECORD else self.log
+                report("%s events were enabled %d times, but trace_pipe showed no "
+                       "record of one" % (kind, enabled))
         if not any(total.get("trace_pipe records: " + k, 0) for k in RECORD_KIND.values()):
             self.error("no probe fired: trace_pipe showed no record of any event")
         self.log("records per kind (enabled / trace_pipe records): %s" % ", ".join(
