@@ -142,7 +142,12 @@ fn run(control: Control, line: &[u8], data: &[u8], def: &mut Definition) {
         }
         Ok(Command::Nothing) => return,
         Err(e) => {
-            write_command(&e, line, &mut s).unwrap();
+            let mut command = Vec::new();
+            write_command(&e, line, &mut |b: &[u8]| {
+                command.extend_from_slice(b);
+                Ok(())
+            })
+            .unwrap();
             return;
         }
     }
