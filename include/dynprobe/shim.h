@@ -218,7 +218,8 @@ int dynprobe_event_filter_check(const char *system, const char *event,
 
 /*
  * An event probe's hook (src/shim/eprobe.c): the source event held, and
- * one in-kernel perf counter per online CPU whose overflow handler runs
+ * one in-kernel perf counter per online CPU (CPUs that come online later
+ * included) whose overflow handler runs
  * @feed with each source record that @filter (NULL: none) matches.
  */
 struct dynprobe_eprobe;
@@ -228,6 +229,12 @@ struct dynprobe_eprobe *dynprobe_eprobe_attach(const char *system,
 					       struct dynprobe_feed *feed);
 /* Releases the counters and the source; no handler runs after it. */
 void dynprobe_eprobe_detach(struct dynprobe_eprobe *eprobe);
+/*
+ * The hotplug states through which event probes' counters follow CPUs
+ * that come online and go down; the exit with no event probe left.
+ */
+int dynprobe_eprobe_init(void);
+void dynprobe_eprobe_exit(void);
 
 /*
  * Lockdown as the kernel's probe events check it: 0, or the errno

@@ -7,7 +7,9 @@
 //! enabling the event probe needs no perf call under event_mutex, and the
 //! overflow handler returns at once while the event probe is disabled.
 //! The source event stays held (busy) while the probe exists, as the
-//! kernel's event probes hold theirs.
+//! kernel's event probes hold theirs. Counters follow CPU hotplug: a
+//! worker makes those of CPUs that come online and releases those of CPUs
+//! that went down.
 
 use core::ffi::CStr;
 use core::ptr::NonNull;
@@ -126,6 +128,20 @@ pub(crate) fn event_field(system: &str, event: &str, field: &str) -> Option<Even
     })
 }
 
+/// Sets up the CPU hotplug states through which event probes' counters
+/// follow CPUs that come online or go down (src/shim/eprobe.c).
+pub(crate) fn init() -> Result {
+    // SAFETY: called once from module init, before any event probe.
+    kernel::error::to_result(unsafe { b::dynprobe_eprobe_init() })
+}
+
+/// Undoes [`init`], once no event probe is left.
+pub(crate) fn exit() {
+    // SAFETY: called from module exit (or a failed init) after `init`
+    // succeeded, with every event probe detached.
+    unsafe { b::dynprobe_eprobe_exit() }
+}
+
 /// The counters and the held source of one event probe.
 ///
 /// # Invariants
@@ -137,7 +153,8 @@ pub(crate) struct EprobeHook {
 }
 
 // SAFETY: the C object is touched only at creation and in `drop`, each
-// from one task; its handlers run on their own.
+// from one task, and by the hotplug worker, under the C side's lock; its
+// handlers run on their own.
 unsafe impl Send for EprobeHook {}
 // SAFETY: `&EprobeHook` gives access to nothing of the C object.
 unsafe impl Sync for EprobeHook {}

@@ -95,16 +95,13 @@ impl KprobeHook {
             }),
             GFP_KERNEL,
         )?;
-        let registered = hook.register(false);
-        if let Some(module) = module_of(hook.name()) {
-            // Not loaded yet: registered when the module comes.
-            if registered.is_ok() || registered == Err(ENOENT) {
-                module_waits::add(&hook, module)?;
-                hook.waits.set(true);
-                return Ok(super::boxed(hook));
-            }
-        }
-        registered?;
+        let Some(module) = module_of(hook.name()) else {
+            hook.register(false)?;
+            return Ok(super::boxed(hook));
+        };
+        // Not loaded yet (ENOENT): registered when the module comes.
+        module_waits::register_and_add(&hook, module)?;
+        hook.waits.set(true);
         Ok(super::boxed(hook))
     }
 

@@ -107,11 +107,17 @@ pub(crate) fn init() -> Result {
         module_waits::exit();
         return Err(e);
     }
+    if let Err(e) = eprobe::init() {
+        tracepoint::exit();
+        module_waits::exit();
+        return Err(e);
+    }
     Ok(())
 }
 
 /// Undoes [`init`], once no hook is left.
 pub(crate) fn exit() {
+    eprobe::exit();
     tracepoint::exit();
     module_waits::exit();
 }

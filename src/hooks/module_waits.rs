@@ -5,7 +5,9 @@
 //! whenever the module comes, as the kernel's kprobe events are.
 //!
 //! Lock order: the waits list, then event_mutex (which orders
-//! registration against enabling and disabling).
+//! registration against enabling and disabling). A hook is registered
+//! (the first time) and listed under one hold of the list's lock, so that
+//! a module coming in between finds it listed.
 
 use core::ptr::NonNull;
 
@@ -48,9 +50,21 @@ static MODULE_NB: Notifier = Notifier(Opaque::new(b::notifier_block {
     priority: 1,
 }));
 
-/// Puts `hook` on the list; `module` is the start of its symbol.
-pub(super) fn add(hook: &KprobeHook, module: &[u8]) -> Result {
-    WAITS.lock().push(
+/// Registers `hook` (disarmed) and, unless that fails for another
+/// reason than its module missing (`ENOENT`), puts it on the list; both
+/// under one hold of the list's lock, which the module notifier takes: a
+/// module that comes after the registration found it missing waits for
+/// the hook to be listed, then registers it. `module` is the start of the
+/// hook's symbol. An error means the hook is not listed (it may be
+/// registered: its drop unregisters it).
+pub(super) fn register_and_add(hook: &KprobeHook, module: &[u8]) -> Result {
+    let mut waits = WAITS.lock();
+    // Nothing else reaches the hook before it is listed.
+    let registered = hook.register(false);
+    if registered.is_err() && registered != Err(ENOENT) {
+        return registered;
+    }
+    waits.push(
         Waiting {
             hook: NonNull::from(hook),
             module_len: module.len(),

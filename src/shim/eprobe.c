@@ -8,11 +8,30 @@
  * Perf registration is the tracing core's TRACE_REG_PERF_REGISTER, apart
  * from the trace instances': what the source event records there does not
  * change. The Rust side (src/hooks/eprobe.rs) owns the result.
+ *
+ * The counters follow CPU hotplug. Perf detaches a CPU's counters when
+ * the CPU goes down and does not bring them back; a CPU that comes up
+ * has none. Two dynamic hotplug states see the changes: one among the
+ * online states (after perf's own, CPUHP_AP_PERF_ONLINE, so a counter can
+ * be made there) for a CPU coming up, one among the prepare states, run
+ * once the CPU is dead (perf's counters on it are detached by then), for
+ * one going down. Neither makes or releases a counter itself: that takes
+ * event_mutex (perf_trace_init(), perf_trace_destroy()), and the tracing
+ * core takes the CPU hotplug lock under event_mutex (a tracepoint's
+ * static key), so a hotplug callback that waited for event_mutex could
+ * deadlock with it. The callbacks mark the CPU and queue a worker, which
+ * makes and releases counters outside the hotplug lock, under
+ * eprobes_lock as attach and detach do. A CPU that comes online is thus
+ * traced from shortly after, not from the moment it is online.
  */
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
+#include <linux/mutex.h>
 #include <linux/perf_event.h>
 #include <linux/slab.h>
 #include <linux/trace_events.h>
+#include <linux/workqueue.h>
 #include "internal.h"
 
 /*
@@ -32,11 +51,27 @@ struct dynprobe_ftrace_event_field {
 };
 
 struct dynprobe_eprobe {
+	struct list_head link;			/* in eprobes */
 	struct trace_event_file *source;	/* held: the source stays */
 	struct perf_event **counters;		/* by CPU, NULL where none */
 	const struct dynprobe_feed *feed;
 	struct event_filter *filter;		/* NULL: every record */
+	struct perf_event_attr attr;		/* of each counter */
 };
+
+/*
+ * Every attached event probe, and every event probe's counters. Also
+ * what keeps dynprobe's internal holds (holds.c) to one task at a time:
+ * they are marked only under it. Taken before event_mutex and perf's
+ * locks, never under the CPU hotplug lock.
+ */
+static DEFINE_MUTEX(eprobes_lock);
+static LIST_HEAD(eprobes);
+/* CPUs that went down since the worker last looked: their counters are dead. */
+static struct cpumask dead_cpus;
+static void eprobes_follow(struct work_struct *work);
+static DECLARE_WORK(eprobes_work, eprobes_follow);
+static int online_state = -1, dead_state = -1;
 
 /*
  * The source event with a reference (trace_get_event_file()), or an
@@ -191,18 +226,39 @@ static void eprobe_overflow(struct perf_event *counter,
 }
 NOKPROBE_SYMBOL(eprobe_overflow);
 
+/* Makes @eprobe's counter on @cpu; -ENODEV if @cpu is not online for perf. */
+static int counter_make(struct dynprobe_eprobe *eprobe, int cpu)
+{
+	struct perf_event *counter;
+
+	lockdep_assert_held(&eprobes_lock);
+	counter = perf_event_create_kernel_counter(&eprobe->attr, cpu, NULL,
+						   eprobe_overflow, eprobe);
+	if (IS_ERR(counter))
+		return PTR_ERR(counter);
+	eprobe->counters[cpu] = counter;
+	return 0;
+}
+
+static void counter_release(struct dynprobe_eprobe *eprobe, int cpu)
+{
+	lockdep_assert_held(&eprobes_lock);
+	if (!eprobe->counters[cpu])
+		return;
+	perf_event_release_kernel(eprobe->counters[cpu]);
+	eprobe->counters[cpu] = NULL;
+}
+
 /*
- * Releases what eprobe_attach() took; with dynprobe's internal holds
- * marked (holds.c), as they were taken.
+ * Releases what eprobe_attach() took, under eprobes_lock with dynprobe's
+ * internal holds marked (holds.c), as they were taken.
  */
 static void eprobe_free(struct dynprobe_eprobe *eprobe)
 {
 	int cpu;
 
-	for_each_possible_cpu(cpu) {
-		if (eprobe->counters[cpu])
-			perf_event_release_kernel(eprobe->counters[cpu]);
-	}
+	for_each_possible_cpu(cpu)
+		counter_release(eprobe, cpu);
 	/*
 	 * A handler interrupted on its CPU by the removal may still run:
 	 * handlers run with preemption disabled, so after a grace period
@@ -218,26 +274,110 @@ static void eprobe_free(struct dynprobe_eprobe *eprobe)
 
 void dynprobe_eprobe_detach(struct dynprobe_eprobe *eprobe)
 {
+	mutex_lock(&eprobes_lock);
 	dynprobe_internal_holds_begin();
+	list_del(&eprobe->link);
 	eprobe_free(eprobe);
 	dynprobe_internal_holds_end();
+	mutex_unlock(&eprobes_lock);
+}
+
+/*
+ * The worker the hotplug callbacks queue: releases the counters of CPUs
+ * that went down, then makes those missing on online CPUs. A CPU marked
+ * dead is unmarked before any counter is made, and a counter made on a
+ * CPU is made while perf has it online: if it goes down after, it is
+ * marked again, and the worker queued again. A CPU that went down and
+ * came back before the worker ran has its dead counter replaced.
+ */
+static void eprobes_follow(struct work_struct *work)
+{
+	struct dynprobe_eprobe *eprobe;
+	int cpu;
+
+	mutex_lock(&eprobes_lock);
+	dynprobe_internal_holds_begin();
+	for_each_possible_cpu(cpu) {
+		if (!cpumask_test_and_clear_cpu(cpu, &dead_cpus))
+			continue;
+		list_for_each_entry(eprobe, &eprobes, link)
+			counter_release(eprobe, cpu);
+	}
+	list_for_each_entry(eprobe, &eprobes, link) {
+		for_each_online_cpu(cpu) {
+			int err;
+
+			if (eprobe->counters[cpu])
+				continue;
+			err = counter_make(eprobe, cpu);
+			/* -ENODEV: down again since; its callback requeues. */
+			if (err && err != -ENODEV)
+				pr_warn_ratelimited("dynprobe: event probe on %s: no counter on CPU %d: %d\n",
+						    trace_event_name(eprobe->source->event_call),
+						    cpu, err);
+		}
+	}
+	dynprobe_internal_holds_end();
+	mutex_unlock(&eprobes_lock);
+}
+
+/* Hotplug callbacks: no lock, no perf call (see the top of the file). */
+static int eprobes_cpu_online(unsigned int cpu)
+{
+	queue_work(system_wq, &eprobes_work);
+	return 0;
+}
+
+static int eprobes_cpu_dead(unsigned int cpu)
+{
+	cpumask_set_cpu(cpu, &dead_cpus);
+	queue_work(system_wq, &eprobes_work);
+	return 0;
+}
+
+int dynprobe_eprobe_init(void)
+{
+	int ret;
+
+	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN,
+					"dynprobe/eprobe:online",
+					eprobes_cpu_online, NULL);
+	if (ret < 0)
+		return ret;
+	online_state = ret;
+	ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN,
+					"dynprobe/eprobe:dead",
+					NULL, eprobes_cpu_dead);
+	if (ret < 0) {
+		cpuhp_remove_state_nocalls(online_state);
+		online_state = -1;
+		return ret;
+	}
+	dead_state = ret;
+	return 0;
+}
+
+/* With no event probe left; after it, no worker runs. */
+void dynprobe_eprobe_exit(void)
+{
+	if (dead_state >= 0)
+		cpuhp_remove_state_nocalls(dead_state);
+	if (online_state >= 0)
+		cpuhp_remove_state_nocalls(online_state);
+	dead_state = online_state = -1;
+	cancel_work_sync(&eprobes_work);
 }
 
 /*
  * The event probe's holds on its source (the file, the perf counters)
  * are dynprobe's own: on one of dynprobe's events they do not keep the
  * module loaded, and a clear that removes both is not refused for them.
+ * Called under eprobes_lock with them marked.
  */
 static struct dynprobe_eprobe *eprobe_attach(const char *system,
 					     const char *event, char *filter,
 					     struct dynprobe_feed *feed)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_TRACEPOINT,
-		.size = sizeof(attr),
-		.sample_period = 1,
-		.sample_type = PERF_SAMPLE_RAW,
-	};
 	struct dynprobe_eprobe *eprobe;
 	int cpu;
 
@@ -268,19 +408,27 @@ static struct dynprobe_eprobe *eprobe_attach(const char *system,
 			return ERR_PTR(err);
 		}
 	}
-	attr.config = eprobe->source->event_call->event.type;
+	eprobe->attr = (struct perf_event_attr) {
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(eprobe->attr),
+		.config = eprobe->source->event_call->event.type,
+		.sample_period = 1,
+		.sample_type = PERF_SAMPLE_RAW,
+	};
+	/*
+	 * A CPU that comes online from here on is the worker's: it runs
+	 * after this (eprobes_lock) and finds the probe listed.
+	 */
 	for_each_online_cpu(cpu) {
-		struct perf_event *counter;
+		int err = counter_make(eprobe, cpu);
 
-		counter = perf_event_create_kernel_counter(&attr, cpu, NULL,
-							   eprobe_overflow,
-							   eprobe);
-		if (IS_ERR(counter)) {
+		/* -ENODEV: going down; the worker has it. */
+		if (err && err != -ENODEV) {
 			eprobe_free(eprobe);
-			return ERR_CAST(counter);
+			return ERR_PTR(err);
 		}
-		eprobe->counters[cpu] = counter;
 	}
+	list_add(&eprobe->link, &eprobes);
 	return eprobe;
 }
 
@@ -291,8 +439,10 @@ struct dynprobe_eprobe *dynprobe_eprobe_attach(const char *system,
 {
 	struct dynprobe_eprobe *eprobe;
 
+	mutex_lock(&eprobes_lock);
 	dynprobe_internal_holds_begin();
 	eprobe = eprobe_attach(system, event, filter, feed);
 	dynprobe_internal_holds_end();
+	mutex_unlock(&eprobes_lock);
 	return eprobe;
 }

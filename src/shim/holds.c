@@ -49,8 +49,9 @@ static struct trace_event_call refused_call = {
 
 /*
  * The task taking or dropping dynprobe's own holds, or NULL. Set and
- * cleared by the control path, which runs one task at a time (the
- * registry lock), around its event probes' attach and detach.
+ * cleared around event probes' attach and detach and the worker that
+ * makes their counters on CPUs coming online, one task at a time (all
+ * under eprobes_lock, eprobe.c).
  */
 static struct task_struct *internal_holder;
 
