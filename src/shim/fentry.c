@@ -61,9 +61,11 @@ static void fentry_callback(unsigned long ip, unsigned long parent_ip,
 			continue;
 		/* The call site, as fprobe reports it (after an ENDBR). */
 		if (probe->kind == DYNPROBE_FUNCTION_ENTRY)
-			dynprobe_dispatch(probe->feed, regs, NULL, parent_ip, ip);
+			dynprobe_dispatch_ftrace(probe->feed, fregs, regs,
+						 NULL, parent_ip, ip);
 		else
-			dynprobe_dispatch(probe->feed, regs, NULL, ip, 0);
+			dynprobe_dispatch_ftrace(probe->feed, fregs, regs,
+						 NULL, ip, 0);
 	}
 	ftrace_test_recursion_unlock(bit);
 }
