@@ -241,9 +241,23 @@ impl TraceEvent {
         w.0.push(0, GFP_KERNEL)?;
         let name_at = view.group().len() + 1;
         let fmt_at = name_at + view.event().len() + 1;
+        // Not TRACE_EVENT_FL_KPROBE (nor _UPROBE): the kernel paths that
+        // test it take the call for a trace_kprobe's and container_of()
+        // into one (BPF: attaching a kprobe program, bpf_override_return's
+        // trace_kprobe_on_func_entry() and _error_injectable(),
+        // bpf_get_kprobe_info(), a link's info and fdinfo), reading
+        // dynprobe's event as the kernel's structure. All the flag gave a
+        // dynprobe kprobe event was that the kernel's event probes skip it
+        // as a source, as they skip the kernel's kprobe events
+        // (find_and_get_event() in trace_eprobe.c): TRACE_EVENT_FL_EPROBE
+        // keeps that, and nothing else in 7.2 reads it. perf needs no
+        // flag. Without one of those flags BPF refuses to attach
+        // (EINVAL), as it should: dynprobe never runs BPF programs.
+        // TRACE_EVENT_FL_FPROBE, which no kernel path reads, marks the
+        // others, as it marks the kernel's fprobe events.
         let flags = b::TRACE_EVENT_FL_DYNAMIC
             | if view.kind().family() == Family::Kprobe {
-                b::TRACE_EVENT_FL_KPROBE
+                b::TRACE_EVENT_FL_EPROBE
             } else {
                 b::TRACE_EVENT_FL_FPROBE
             };

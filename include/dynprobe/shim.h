@@ -32,6 +32,13 @@ enum dynprobe_file {
  */
 int dynprobe_redirect_register(const unsigned long *stubs, unsigned int n);
 void dynprobe_redirect_unregister(void);
+/*
+ * An ftrace_ops of dynprobe's that ftrace refused to unregister (it stays
+ * on ftrace's lists), or a stub not redirected during the unload: the
+ * module is pinned, its memory never freed (an unload under way never
+ * ends).
+ */
+void dynprobe_ftrace_stuck(const char *what, int err);
 unsigned long dynprobe_body_of(unsigned long addr);
 /*
  * Implemented in Rust, called from the redirect: the body of the kernel

@@ -61,9 +61,11 @@ static void fentry_callback(unsigned long ip, unsigned long parent_ip,
 			continue;
 		/* The call site, as fprobe reports it (after an ENDBR). */
 		if (probe->kind == DYNPROBE_FUNCTION_ENTRY)
-			dynprobe_dispatch(probe->feed, regs, NULL, parent_ip, ip);
+			dynprobe_dispatch_ftrace(probe->feed, fregs, regs,
+						 NULL, parent_ip, ip);
 		else
-			dynprobe_dispatch(probe->feed, regs, NULL, ip, 0);
+			dynprobe_dispatch_ftrace(probe->feed, fregs, regs,
+						 NULL, ip, 0);
 	}
 	ftrace_test_recursion_unlock(bit);
 }
@@ -114,8 +116,13 @@ void dynprobe_fentry_disarm(struct dynprobe_fprobe *probe)
 		return;
 	hash_del_rcu(&probe->fentry_node);
 	probe->fentry_armed = false;
-	if (!--fentry_armed)
-		unregister_ftrace_function(&fentry_ops);
+	if (!--fentry_armed) {
+		int ret = unregister_ftrace_function(&fentry_ops);
+
+		/* ftrace is dead: the ops stays on its lists, and so must we. */
+		if (ret)
+			dynprobe_ftrace_stuck("the function entry probes", ret);
+	}
 	if (!fentry_addr_armed(addr))
 		ftrace_set_filter_ip(&fentry_ops, addr, 1, 0);
 }

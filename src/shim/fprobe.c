@@ -28,10 +28,12 @@ static int fprobe_entry(struct fprobe *fp, unsigned long entry_ip,
 
 	switch (probe->kind) {
 	case DYNPROBE_FPROBE_ENTRY:
-		dynprobe_dispatch(probe->feed, regs, NULL, entry_ip, 0);
+		dynprobe_dispatch_ftrace(probe->feed, fregs, regs,
+					 NULL, entry_ip, 0);
 		break;
 	case DYNPROBE_FUNCTION_ENTRY:
-		dynprobe_dispatch(probe->feed, regs, NULL, ret_ip, entry_ip);
+		dynprobe_dispatch_ftrace(probe->feed, fregs, regs,
+					 NULL, ret_ip, entry_ip);
 		break;
 	case DYNPROBE_TRACEPOINT:
 		/*
@@ -39,7 +41,8 @@ static int fprobe_entry(struct fprobe *fp, unsigned long entry_ip,
 		 * probes, the kernel's own); ours carries this probe as data.
 		 */
 		if (ftrace_regs_get_argument(fregs, 0) == (unsigned long)probe)
-			dynprobe_dispatch(probe->feed, regs, NULL, entry_ip, 0);
+			dynprobe_dispatch_ftrace(probe->feed, fregs, regs,
+						 NULL, entry_ip, 0);
 		break;
 	default:
 		/* Exit events: keep what the exit needs of the entry. */
@@ -67,9 +70,11 @@ static void fprobe_exit(struct fprobe *fp, unsigned long entry_ip,
 	ret_ip = dynprobe_real_return_address(ret_ip,
 			dynprobe_return_slot(ftrace_regs_get_stack_pointer(fregs)));
 	if (probe->kind == DYNPROBE_FPROBE_EXIT)
-		dynprobe_dispatch(probe->feed, regs, data, entry_ip, ret_ip);
+		dynprobe_dispatch_ftrace(probe->feed, fregs, regs,
+					 data, entry_ip, ret_ip);
 	else
-		dynprobe_dispatch(probe->feed, regs, data, ret_ip, entry_ip);
+		dynprobe_dispatch_ftrace(probe->feed, fregs, regs,
+					 data, ret_ip, entry_ip);
 }
 NOKPROBE_SYMBOL(fprobe_exit);
 

@@ -8,6 +8,7 @@
  * (src/trace_event.rs), seen here through its sink; the record comes from
  * the definition's programs (dynprobe_rs_record).
  */
+#include <linux/ftrace.h>
 #include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/perf_event.h>
@@ -105,21 +106,38 @@ static __always_inline void trace_record(const struct dynprobe_files *files,
 }
 
 #ifdef CONFIG_PERF_EVENTS
+/*
+ * @fregs: the ftrace_regs of an fprobe or ftrace hit, NULL for a kprobe's
+ * (whose @regs are complete). ftrace_regs are not a pt_regs perf can take:
+ * at a function's exit (fgraph's return_to_handler) only the return
+ * value, frame and stack pointers and ip are saved, the flags word is
+ * whatever was on the stack, and ftrace_partial_regs() only ORs
+ * X86_EFLAGS_FIXED into it. perf reads that word (X86_EFLAGS_FIXED:
+ * unwind from these "hardware" registers; PERF_EFLAGS_EXACT and _VM: the
+ * sample's misc bits, no user callchain). So, as the kernel's fprobe
+ * events do (fentry_perf_func()/fexit_perf_func()), perf gets its own
+ * per-CPU pt_regs filled by ftrace_fill_perf_regs(): ip, sp, kernel cs,
+ * flags 0, like perf_fetch_caller_regs() for a tracepoint.
+ */
 static __always_inline void perf_record(struct trace_event_call *call,
-					struct pt_regs *regs, const u8 *rec,
-					size_t len)
+					struct pt_regs *regs,
+					struct ftrace_regs *fregs,
+					const u8 *rec, size_t len)
 {
 	struct hlist_head *head = this_cpu_ptr(call->perf_events);
 	struct trace_entry *entry;
+	struct pt_regs *perf_regs;
 	int size, rctx;
 
 	if (hlist_empty(head))
 		return;
 	/* perf wants the record plus a u32 size header to be u64 aligned. */
 	size = ALIGN(len + sizeof(u32), sizeof(u64)) - sizeof(u32);
-	entry = perf_trace_buf_alloc(size, NULL, &rctx);
+	entry = perf_trace_buf_alloc(size, fregs ? &perf_regs : NULL, &rctx);
 	if (!entry)
 		return;
+	if (fregs)
+		regs = ftrace_fill_perf_regs(fregs, perf_regs);
 	memcpy((u8 *)entry + sizeof(*entry), rec + sizeof(*entry),
 	       len - sizeof(*entry));
 	memset((u8 *)entry + len, 0, size - len);
@@ -136,6 +154,8 @@ static __always_inline void perf_record(struct trace_event_call *call,
  */
 struct hit {
 	struct pt_regs *regs;
+	/* An fprobe's or ftrace_ops' hit: @regs are its partial regs. */
+	struct ftrace_regs *fregs;
 	const unsigned long *entry_data;
 	unsigned long ip1, ip2;
 	/* An event probe's source record and its size; NULL for the rest. */
@@ -208,7 +228,8 @@ static __always_inline void dispatch(const struct dynprobe_feed *feed,
 			trace_record(files, hit->regs, rec, len);
 #ifdef CONFIG_PERF_EVENTS
 		if (flags & DYNPROBE_SINK_PERF)
-			perf_record(sink->call, hit->regs, rec, len);
+			perf_record(sink->call, hit->regs, hit->fregs, rec,
+				    len);
 #endif
 	}
 	scratch_put();
@@ -225,6 +246,25 @@ void dynprobe_dispatch(const struct dynprobe_feed *feed, struct pt_regs *regs,
 	dispatch(feed, &hit);
 }
 NOKPROBE_SYMBOL(dynprobe_dispatch);
+
+/*
+ * The same for a hit through ftrace (fprobe, fentry.c's ftrace_ops):
+ * @regs are ftrace_partial_regs(@fregs), which the programs read; perf
+ * gets registers of its own (perf_record()).
+ */
+void dynprobe_dispatch_ftrace(const struct dynprobe_feed *feed,
+			      struct ftrace_regs *fregs, struct pt_regs *regs,
+			      const unsigned long *entry_data,
+			      unsigned long ip1, unsigned long ip2)
+{
+	const struct hit hit = {
+		.regs = regs, .fregs = fregs, .entry_data = entry_data,
+		.ip1 = ip1, .ip2 = ip2,
+	};
+
+	dispatch(feed, &hit);
+}
+NOKPROBE_SYMBOL(dynprobe_dispatch_ftrace);
 
 void dynprobe_dispatch_event(const struct dynprobe_feed *feed,
 			     struct pt_regs *regs, const void *source,

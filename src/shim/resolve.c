@@ -18,9 +18,12 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/cache.h>
 #include <linux/ftrace.h>
 #include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/sched.h>
 #include <linux/uaccess.h>
 #include <asm/ibt.h>
 #include "dynprobe/resolved.h"
@@ -53,6 +56,44 @@ unsigned long dynprobe_body_of(unsigned long addr)
 		return addr + ENDBR_INSN_SIZE;
 #endif
 	return addr;
+}
+
+/*
+ * ftrace refuses every change once it has stopped itself (ftrace_kill(),
+ * after a failed change of the kernel text: ftrace_is_dead()), and
+ * unregister_ftrace_function() then fails with -ENODEV, leaving the
+ * ftrace_ops on ftrace's lists with its callback in this module: freeing
+ * the module would leave ftrace calling freed memory. The same if a stub
+ * was not redirected during the unload (stubs.c): dynprobe/ may stay.
+ * So the module is pinned (rmmod refused) from the first failure on,
+ * reported once.
+ */
+static atomic_t ftrace_refused = ATOMIC_INIT(0);
+
+void dynprobe_ftrace_stuck(const char *what, int err)
+{
+	if (atomic_xchg(&ftrace_refused, 1))
+		return;
+	__module_get(THIS_MODULE);
+	pr_err("ftrace no longer serves %s (%d): dynprobe stays loaded\n",
+	       what, err);
+}
+
+/*
+ * A refusal during the unload itself (the module's exit function runs
+ * with its reference count at zero, and nothing can stop it any more):
+ * the unload never ends, so that the module's memory stays. The task
+ * sleeps for good, counted neither as load nor as a hung task.
+ */
+static void park_if_ftrace_refused(void)
+{
+	if (!atomic_read(&ftrace_refused))
+		return;
+	pr_emerg("an ftrace_ops of dynprobe stays registered: this unload never ends\n");
+	for (;;) {
+		set_current_state(TASK_IDLE);
+		schedule();
+	}
 }
 
 #if defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS) || \
@@ -137,12 +178,20 @@ int dynprobe_redirect_register(const unsigned long *stubs, unsigned int n)
 
 void dynprobe_redirect_unregister(void)
 {
+	int ret;
+
 	if (!redirect_registered)
 		return;
 	/* Waits until no CPU can be in redirect_call() any more. */
-	unregister_ftrace_function(&redirect_ops);
-	ftrace_free_filter(&redirect_ops);
+	ret = unregister_ftrace_function(&redirect_ops);
+	if (ret)
+		dynprobe_ftrace_stuck("the redirect of calls to unexported functions",
+				      ret);
+	else
+		ftrace_free_filter(&redirect_ops);
 	redirect_registered = false;
+	/* Last at unload and on a failed load: every other ops is gone. */
+	park_if_ftrace_refused();
 }
 
 #else /* no ftrace_ops may change the instruction pointer */
@@ -155,6 +204,7 @@ int dynprobe_redirect_register(const unsigned long *stubs, unsigned int n)
 
 void dynprobe_redirect_unregister(void)
 {
+	park_if_ftrace_refused();
 }
 
 #endif

@@ -15,7 +15,8 @@
  *
  * So the code after the call site is never meant to run. It does only if
  * the redirect is missing (not registered yet, or ftrace failed): that is
- * a bug, reported once, and the stub returns an error or does nothing,
+ * a bug, reported once (rate-limited after that), the module is pinned
+ * (redirect_missing()), and the stub returns an error or does nothing,
  * which every caller handles.
  *
  * The stubs live in this file of their own, and __noipa (GCC's noipa)
@@ -30,6 +31,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/bug.h>
 #include <linux/compiler.h>
 #include <linux/err.h>
@@ -37,9 +39,11 @@
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
+#include <linux/ratelimit.h>
 #include <linux/rethook.h>
 #include <linux/tracefs.h>
 #include "dynprobe/resolved.h"
+#include "dynprobe/shim.h"
 
 /* Where the kernel's headers declare the function, the prototypes must match. */
 #define SAME_PROTOTYPE(func) \
@@ -58,11 +62,41 @@ SAME_PROTOTYPE(rethook_find_ret_addr);
 /* Without the function graph tracer, ftrace.h has an inline of it. */
 SAME_PROTOTYPE(ftrace_graph_ret_addr);
 
-/* Reported also on kernels built without CONFIG_BUG, where WARN is silent. */
+/*
+ * A stub's own body runs when ftrace did not redirect the call: the
+ * redirect is not registered, or ftrace stopped (ftrace_kill() after a
+ * failed change of the kernel text leaves call sites half patched and
+ * refuses every later change). The first time it is a WARN (a bug, or
+ * the state a bug left); later calls, which may come on every file
+ * operation, only a rate-limited line. And the module is pinned for good:
+ * the stubs' functions are not called any more, so an unload could not
+ * remove dynprobe/ (tracefs_remove()) and would leave files whose
+ * operations are in freed memory, a use after free on their next open.
+ * rmmod is refused instead. During init that pin is moot: init fails (its
+ * first call through a stub checks the redirect) and the module goes,
+ * having created nothing.
+ */
+static atomic_t redirect_failed = ATOMIC_INIT(0);
+
 static long redirect_missing(const char *func, long ret)
 {
-	pr_err("call to %s was not redirected by ftrace; not called\n", func);
-	WARN_ON_ONCE(1);
+	if (!atomic_xchg(&redirect_failed, 1)) {
+		__module_get(THIS_MODULE);
+		/* pr_err too: without CONFIG_BUG, WARN says nothing. */
+		pr_err("call to %s was not redirected by ftrace; not called. dynprobe stays loaded: it could not remove its files\n",
+		       func);
+		WARN_ON(1);
+	} else {
+		pr_err_ratelimited("call to %s was not redirected by ftrace; not called\n",
+				   func);
+	}
+	/*
+	 * During the unload the pin is too late: dynprobe/ may stay behind,
+	 * so the unload must not end (resolve.c).
+	 */
+	if (THIS_MODULE->state == MODULE_STATE_GOING)
+		dynprobe_ftrace_stuck("the calls to unexported functions",
+				      -ENODEV);
 	/* Opaque to the optimizer, whatever the build. */
 	OPTIMIZER_HIDE_VAR(ret);
 	return ret;
