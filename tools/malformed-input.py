@@ -224,8 +224,10 @@ class Env:
                                  'init_task', 'linux_banner', 'jiffies_64')
                      if data.get(d) == 1]
         self.data_addr = {d: addr_of[d] for d in self.data}
+        # Functions of dynprobe's a kprobe may take: traceable (not a
+        # .cold part, not notrace) and not blacklisted, as for the pool.
         dp = [s for s in modtext.get('dynprobe', [])
-              if s.startswith('dynprobe_') and s not in blacklist]
+              if s.startswith('dynprobe_') and s in traceable and s not in blacklist]
         self.mod_syms = ['dynprobe:' + s for s in sorted(dp)[:4]]
         # A module that is not loaded: kprobes on it wait for it.
         self.mod_syms.append('sit:ipip6_rcv')
