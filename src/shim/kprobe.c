@@ -182,7 +182,7 @@ int dynprobe_kprobe_precheck(struct kprobe *kp)
 	unsigned long addr;
 	int ret;
 
-	ret = security_locked_down(LOCKDOWN_KPROBES);
+	ret = dynprobe_lockdown_kprobes();
 	if (ret)
 		return ret;
 	if (kp->symbol_name) {
