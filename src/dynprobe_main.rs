@@ -11,6 +11,7 @@ use kernel::prelude::*;
 
 mod api;
 mod api_commands;
+mod compat;
 mod control;
 mod control_files;
 mod error_log;

@@ -416,9 +416,9 @@ impl TraceEvent {
         let was_enabled = self.flags().load(Ordering::Relaxed) != 0;
         // SAFETY: reads which task is dynprobe's own holder, if any.
         let pin = file.is_some() || !unsafe { b::dynprobe_internal_holds() };
-        // SAFETY: `THIS_MODULE` is this module; a reference is taken or
+        // SAFETY: `this_module()` is this module; a reference is taken or
         // the call fails.
-        if pin && !unsafe { b::try_module_get(crate::THIS_MODULE.as_ptr().cast()) } {
+        if pin && !unsafe { b::try_module_get(crate::compat::this_module().as_ptr().cast()) } {
             return Err(ENODEV);
         }
         if file.is_none() {
@@ -522,7 +522,7 @@ impl TraceEvent {
             return;
         }
         // SAFETY: drops the reference `enable` took.
-        unsafe { b::module_put(crate::THIS_MODULE.as_ptr().cast()) };
+        unsafe { b::module_put(crate::compat::this_module().as_ptr().cast()) };
     }
 
     fn arm_all(&self, held: Held<'_>) -> Result {
