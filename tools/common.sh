@@ -18,15 +18,23 @@ root_key() { # package-list
 # 1.85, the oldest a supported kernel uses) and the guests' root filesystem.
 ROOT_DIR=$DYNPROBE_CACHE/root-trixie-$(root_key root-packages.txt)
 
-# Debian's stock kernel, the one users run, and a forky root set up like
-# such a user's machine: the kernel's headers, source and toolchain as
-# Debian packages, and dkms (tools/setup-root --stock, tools/setup-stock).
+# Debian's stock kernels, the ones users run (tools/stock-kernels.txt),
+# and a forky root set up like such a user's machine: the kernels'
+# headers, source and toolchain as Debian packages, and dkms
+# (tools/setup-root --stock, tools/setup-stock). Kernels from newer
+# suites (sid, experimental) have their headers installed on top, as a
+# user who upgrades gets them.
 STOCK_SUITE=forky
-STOCK_RELEASE=7.2.12+deb14-amd64
 STOCK_ROOT_DIR=$DYNPROBE_CACHE/root-$STOCK_SUITE-$(root_key stock-root-packages.txt)
-# The stock kernel's image, modules, seal list, guest initramfs and
-# regenerated Rust crates.
+# The stock kernel a command works with: DYNPROBE_STOCK_RELEASE, else
+# the first kernel of the list that gets the full tests (the newest
+# generic kernel of the oldest series).
+STOCK_RELEASE=${DYNPROBE_STOCK_RELEASE:-$("$DYNPROBE_TOP/tools/stock-kernels" --lane full --field 1 | head -n 1)}
+# Its image, modules, seal list and guest initramfs.
 STOCK_DIR=$DYNPROBE_CACHE/stock-$STOCK_RELEASE
+# Its Rust build tree in the stock root (tools/kbuild-rust, where a
+# user's would be), and beside it the kernel's unpacked source.
+STOCK_KBUILD=/var/lib/dynprobe/kbuild/$STOCK_RELEASE
 
 # Kernel log lines that fail a guest run, whatever its command returned.
 KERNEL_REPORTS='Oops|BUG:|WARNING:|INFO: (possible|inconsistent|task .* blocked)|KASAN|UBSAN|Kernel panic|general protection|Call Trace'
