@@ -48,7 +48,9 @@ samples:
 	$(MAKE_KERNEL) modules
 	$(MAKE_SAMPLES) $(SAMPLES_SYMBOLS) modules
 
-# dynprobe.ko and the samples for Debian's stock kernel, in build/module-stock/.
+# dynprobe.ko and the samples for Debian's stock kernel, in
+# build/module-stock/RELEASE/ (STOCK=RELEASE picks one of
+# tools/stock-kernels.txt; default the first fully tested one).
 module-stock:
 	$(TOP)/tools/build-module-variant stock
 
@@ -80,10 +82,12 @@ check-guest:
 check-debug:
 	$(TOP)/tools/check --debug
 
-# KERNEL=stock: the guest boots Debian's stock kernel with its module.
+# KERNEL=stock: the guest boots Debian's stock kernel with its module
+# (STOCK=RELEASE: another of tools/stock-kernels.txt).
+export DYNPROBE_STOCK_RELEASE := $(STOCK)
 GUEST = $(if $(filter stock,$(KERNEL)),DYNPROBE_KERNEL=stock) $(TOP)/tools/guest
 GUEST_MODULE = $(if $(filter stock,$(KERNEL)),module-stock,module)
-GUEST_KO = $(TOP)/$(if $(filter stock,$(KERNEL)),build/module-stock/)dynprobe.ko
+GUEST_KO = $(if $(filter stock,$(KERNEL)),$(shell $(TOP)/tools/build-module-variant --print-ko stock),$(TOP)/dynprobe.ko)
 
 check-peer: $(GUEST_MODULE)
 	$(GUEST) --timeout 1500 -- DYNPROBE_KO=$(GUEST_KO) bash tools/guest-peer-suite

@@ -29,7 +29,7 @@ STOCK_ROOT_DIR=$DYNPROBE_CACHE/root-$STOCK_SUITE-$(root_key stock-root-packages.
 # The stock kernel a command works with: DYNPROBE_STOCK_RELEASE, else
 # the first kernel of the list that gets the full tests (the newest
 # generic kernel of the oldest series).
-STOCK_RELEASE=${DYNPROBE_STOCK_RELEASE:-$("$DYNPROBE_TOP/tools/stock-kernels" --lane full --field 1 | head -n 1)}
+STOCK_RELEASE=${DYNPROBE_STOCK_RELEASE:-$("$DYNPROBE_TOP/tools/stock-kernels" --lane full --field 1 | sed -n 1p)}
 # Its image, modules, seal list and guest initramfs.
 STOCK_DIR=$DYNPROBE_CACHE/stock-$STOCK_RELEASE
 # Its Rust build tree in the stock root (tools/kbuild-rust, where a
