@@ -469,6 +469,13 @@ fn parse_fetch<R: Resolver>(
             set(code, pc, K::Deref(0));
         }
         b'+' | b'-' => {
+            // 7.3 caps typecast/dereference nesting
+            // (`TRACEPROBE_MAX_NESTED_LEVEL`) before it reads the level.
+            if let Some(max) = ctx.r.kernel().max_nested_level() {
+                if depth >= max {
+                    return err_no(ErrorCode::TooManyNested, ctx.offset, errno::E2BIG);
+                }
+            }
             let sign = at(arg, 0);
             let user = at(arg, 1) == b'u';
             let skip = if user { 2 } else { 1 };

@@ -528,6 +528,45 @@ fn argument_length_limit<R: Resolver>(r: &R, max: usize) {
     }
 }
 
+/// `n` dereferences around `%di`: `+0(+0(...(%di)...))`.
+fn nested(n: usize) -> String {
+    format!("{}%di{}", "+0(".repeat(n), ")".repeat(n))
+}
+
+/// 7.3 caps dereference nesting at `TRACEPROBE_MAX_NESTED_LEVEL` (8):
+/// the ninth level is TOO_MANY_NESTED (E2BIG) with the caret at its `+`,
+/// before anything in it is read. 7.2 has no such cap: nine levels are a
+/// valid argument there.
+#[test]
+fn nesting_cap_is_the_kernels() {
+    let on72 = Series(&LINUX_7_2);
+    let on73 = Series(&LINUX_7_3);
+    for r in [&on72, &on73] {
+        let d = parse_with(r, &format!("p:g/e vfs_read a={}", nested(8))).unwrap();
+        assert_eq!(d.args()[0].text(), nested(8));
+    }
+    parse_with(&on72, &format!("p:g/e vfs_read a={}", nested(9))).unwrap();
+    parse_with(&FakeKernel, &format!("p:g/e vfs_read a={}", nested(9))).unwrap();
+    for (n, inner) in [(9, nested(0)), (14, nested(0)), (9, "+0%di".to_string())] {
+        let body = format!("{}{inner}{}", "+0(".repeat(n), ")".repeat(n));
+        let line = format!("p:g/e vfs_read x=%ax a={body}");
+        let e = parse_with(&on73, &line).map(|_| ()).unwrap_err();
+        assert_eq!(
+            (e.code, e.column, e.errno),
+            (
+                TooManyNested,
+                line.find("a=").unwrap() + 2 + 3 * 8,
+                errno::E2BIG
+            ),
+            "{line}"
+        );
+    }
+    // On 7.2 the same ninth level's own error shows instead.
+    let line = format!("p:g/e vfs_read a={}+0%di{}", "+0(".repeat(8), ")".repeat(8));
+    let e = parse_with(&on72, &line).map(|_| ()).unwrap_err();
+    assert_eq!(e.code, DerefNeedBrace, "{line}");
+}
+
 fn parse_with<R: Resolver>(r: &R, line: &str) -> Result<Box<Definition>, ParseError> {
     let mut d = Box::new(Definition::new());
     match parse(Control::KprobeEvents, line.as_bytes(), r, &mut d) {
