@@ -6,11 +6,12 @@
 //!
 //! An entry keeps a pointer to its message table, not the text, and reads
 //! it whenever error_log is read, also after this module is gone. So a
-//! probe error of the kernel's is logged with the kernel's own table, and
-//! dynprobe's own messages (function_events syntax, dynevent's "No
-//! matching dynamic event type") go into a table that is never freed, each
-//! message copied there once when first logged: a few hundred bytes at
-//! most per module load, and nothing when none of them is ever logged.
+//! code the running kernel's probe error table has is logged with that
+//! table, and the others (function_events syntax, dynevent's "No matching
+//! dynamic event type", probe codes only another series has) go into a
+//! table that is never freed, each message copied there once when first
+//! logged: a few hundred bytes at most per module load, and nothing when
+//! none of them is ever logged.
 //! Once the module is gone and error_log has dropped the entries that
 //! point to it, the table is left unreferenced on purpose: kmemleak is
 //! told so.
@@ -22,11 +23,15 @@ use kernel::prelude::*;
 use kernel::str::CString;
 use kernel::sync::global_lock;
 
-use crate::lang::{ErrorCode, Subsystem};
+use crate::compat;
+use crate::lang::{ErrorCode, LogEntry, Subsystem};
 use crate::sys::bindings as sys;
 
 /// How many own messages the table holds; more are not logged.
 const OWN_MESSAGES_MAX: usize = 32;
+
+// Every code the running kernel's table lacks has a slot of its own.
+const _: () = assert!(ErrorCode::ALL.len() - compat::KERNEL.errors().len() <= OWN_MESSAGES_MAX);
 
 type MessageTable = [*const c_char; OWN_MESSAGES_MAX];
 
@@ -56,10 +61,12 @@ pub(crate) fn init() {
     unsafe { OWN_MESSAGES.init() };
 }
 
-/// Writes an entry: `cmd` as the command line, the message of probe error
-/// `err_type` (a `lang::ErrorCode` value), the caret at `pos`. `cmd` must
-/// end with a NUL byte; an entry without one, or one that cannot be
-/// allocated, is dropped.
+/// Writes an entry: `cmd` as the command line, the message of error
+/// `err_type` (a `lang::ErrorCode` value, `code as u8`), the caret at
+/// `pos`. A code the running kernel's table has is logged with that table
+/// at the kernel's index for it (`compat::KERNEL`); the others with
+/// dynprobe's own text. `cmd` must end with a NUL byte; an entry without
+/// one, or one that cannot be allocated, is dropped.
 pub(crate) fn log(subsystem: Subsystem, cmd: &[u8], err_type: u8, pos: u16) {
     if cmd.last() != Some(&0) {
         return;
@@ -67,36 +74,39 @@ pub(crate) fn log(subsystem: Subsystem, cmd: &[u8], err_type: u8, pos: u16) {
     let Ok(cmd) = CStr::from_bytes_until_nul(cmd) else {
         return;
     };
+    let Some(code) = ErrorCode::from_value(err_type) else {
+        return;
+    };
     let Ok(loc) = CString::try_from_fmt(fmt!("{}", subsystem.name())) else {
         return;
     };
-    if err_type < ErrorCode::FIRST_OWN {
-        log_kernel_error(&loc, cmd, err_type, pos);
-        return;
+    match compat::KERNEL.log_entry(code) {
+        LogEntry::Kernel(index) => log_kernel_error(&loc, cmd, index, pos),
+        LogEntry::Own(text) => {
+            let Ok(message) = CString::try_from_fmt(fmt!("{}", text)) else {
+                return;
+            };
+            log_own_error(&loc, cmd, &message, pos);
+        }
     }
-    let Some(code) = ErrorCode::own_code(err_type) else {
-        return;
-    };
-    let Ok(message) = CString::try_from_fmt(fmt!("{}", code.message())) else {
-        return;
-    };
-    log_own_error(&loc, cmd, &message, pos);
 }
 
-/// A probe error of the kernel's: its message table outlives dynprobe.
-fn log_kernel_error(loc: &CStr, cmd: &CStr, err_type: u8, pos: u16) {
+/// A probe error of the kernel's, at `index` of its message table, which
+/// outlives dynprobe.
+fn log_kernel_error(loc: &CStr, cmd: &CStr, index: u8, pos: u16) {
     // SAFETY: resolved at load and read-only after init.
     let errs = unsafe { sys::dynprobe_ksyms.trace_probe_err_text };
     // SAFETY: the strings live across the call and tracing_log_err copies
-    // them; `errs` is the kernel's table, which `err_type` (below
-    // `FIRST_OWN`) indexes.
+    // them; `errs` is the kernel's table, which `index` (an index of
+    // `compat::KERNEL`'s table, checked against the running kernel's at
+    // load by `error_table::check`) indexes.
     unsafe {
         sys::dynprobe_call_tracing_log_err(
             ptr::null_mut(),
             loc.as_char_ptr(),
             cmd.as_char_ptr(),
             errs,
-            err_type,
+            index,
             pos,
         )
     }

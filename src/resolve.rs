@@ -327,6 +327,10 @@ impl KernelResolver {
 }
 
 impl Resolver for KernelResolver {
+    fn kernel(&self) -> &'static crate::lang::KernelFacts {
+        crate::compat::KERNEL
+    }
+
     fn btf_func(&self, func: &str) -> Option<BtfFunc> {
         self.btf_for(func, false)?.func(func)
     }

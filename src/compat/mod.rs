@@ -10,6 +10,20 @@
 
 use kernel::ThisModule;
 
+use crate::lang;
+
+/// The language's facts (error table, limits) of the series this module
+/// is built for: `error_log` indices, the load check and the parser's
+/// limits come from here.
+#[cfg(dynprobe_series_7_2)]
+pub(crate) const KERNEL: &lang::KernelFacts = &lang::LINUX_7_2;
+
+/// The language's facts (error table, limits) of the series this module
+/// is built for: `error_log` indices, the load check and the parser's
+/// limits come from here.
+#[cfg(dynprobe_series_7_3)]
+pub(crate) const KERNEL: &lang::KernelFacts = &lang::LINUX_7_3;
+
 /// This module's `ThisModule`, for file operations and module references.
 #[cfg(not(dynprobe_module_metadata_this_module))]
 pub(crate) const fn this_module() -> &'static ThisModule {

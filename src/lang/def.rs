@@ -11,7 +11,7 @@ use crate::lang::text::{self, Str};
 use crate::lang::types::{FetchType, Load, Program, Store};
 use crate::lang::view::{DefView, Names, RecordPlan, Scalars, Step, Steps, WordSource, MAX_STEPS};
 use crate::lang::{
-    MAX_ARGSTR_LEN, MAX_EVENT_NAME_LEN, MAX_FUNCTION_TEXT, MAX_TRACE_ARGS, SYMBOL_CAP,
+    MAX_ARGSTR_CAP, MAX_EVENT_NAME_LEN, MAX_FUNCTION_TEXT, MAX_TRACE_ARGS, SYMBOL_CAP,
 };
 
 /// Which control file a line was written to.
@@ -48,7 +48,7 @@ pub enum Command<'a> {
 #[derive(Clone, Copy)]
 pub struct ProbeArg {
     pub(crate) name: Str<MAX_EVENT_NAME_LEN>,
-    pub(crate) text: Str<{ MAX_ARGSTR_LEN + 1 }>,
+    pub(crate) text: Str<{ MAX_ARGSTR_CAP + 1 }>,
     pub(crate) ty: FetchType,
     pub(crate) count: u8,
     pub(crate) fixed_string: bool,

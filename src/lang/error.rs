@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Error codes of the probe-event parser and the error position.
 //!
-//! [`ErrorCode`] lists the kernel's probe-event error codes (the `ERRORS`
-//! table of `kernel/trace/trace_probe.h` in Linux 7.2, in the same order, so
-//! `code as u32` is the kernel's `TP_ERR_*` index) followed by a few codes of
-//! dynprobe's own for the `function_events` syntax.
+//! [`ErrorCode`] is dynprobe's list of error codes: every probe-event code
+//! of the kernels dynprobe supports (the `ERRORS` table of
+//! `kernel/trace/trace_probe.h`), followed by dynprobe's own for the
+//! `function_events` syntax and the synthetic event parser. A code's value
+//! is not a kernel index: which codes a kernel has, at which index and with
+//! which text, is in that kernel's [`crate::lang::KernelFacts`].
 
 use core::fmt;
 
@@ -176,6 +178,25 @@ pub enum ErrorCode {
     EventTooBig,
     /// `Typecasts are only for eprobe fields` (`TP_ERR_TYPECAST_NOT_EVENT`)
     TypecastNotEvent,
+    /// `Per-cpu variable access is only for kernel probes`
+    /// (`TP_ERR_NOSUP_PERCPU`, 7.3)
+    NosupPercpu,
+    /// `This event field is not found.` (`TP_ERR_NO_EVENT_FIELD`, 7.3)
+    NoEventField,
+    /// `Too many nested typecasts/dereferences` (`TP_ERR_TOO_MANY_NESTED`,
+    /// 7.3)
+    TooManyNested,
+    /// `Typecast field option does not support -> operator`
+    /// (`TP_ERR_TYPECAST_BAD_ARROW`, 7.3)
+    TypecastBadArrow,
+    /// `Typecast field option is not byte-aligned`
+    /// (`TP_ERR_TYPECAST_NOT_ALIGNED`, 7.3)
+    TypecastNotAligned,
+    /// `Typecast requires a field access` (`TP_ERR_TYPECAST_REQ_FIELD`, 7.3)
+    TypecastReqField,
+    /// `@SYM+/-OFFSET with typecast needs parentheses`
+    /// (`TP_ERR_TYPECAST_SYM_OFFSET`, 7.3)
+    TypecastSymOffset,
     /// `Expected '(' after the function name` (dynprobe)
     FeNoOpenParen,
     /// `Expected ')' at the end of the argument list` (dynprobe)
@@ -220,162 +241,129 @@ pub enum ErrorCode {
     EpFilterUnsupported,
 }
 
-/// The kernel's codes in the order of its `trace_probe_err_text` table:
-/// `KERNEL_CODES[i]` is the code whose message the kernel keeps at index
-/// `i`. The length ties the table to [`ErrorCode::FIRST_OWN`].
-const KERNEL_CODES: [ErrorCode; ErrorCode::FIRST_OWN as usize] = [
-    ErrorCode::FileNotFound,
-    ErrorCode::NoRegularFile,
-    ErrorCode::BadRefcnt,
-    ErrorCode::RefcntOpenBrace,
-    ErrorCode::BadRefcntSuffix,
-    ErrorCode::BadUprobeOffs,
-    ErrorCode::BadMaxactType,
-    ErrorCode::BadMaxact,
-    ErrorCode::MaxactTooBig,
-    ErrorCode::BadProbeAddr,
-    ErrorCode::NonUniqSymbol,
-    ErrorCode::BadRetprobe,
-    ErrorCode::NoTracepoint,
-    ErrorCode::BadTpName,
-    ErrorCode::BadAddrSuffix,
-    ErrorCode::NoGroupName,
-    ErrorCode::GroupTooLong,
-    ErrorCode::BadGroupName,
-    ErrorCode::NoEventName,
-    ErrorCode::EventTooLong,
-    ErrorCode::BadEventName,
-    ErrorCode::EventExist,
-    ErrorCode::RetvalOnProbe,
-    ErrorCode::NoRetval,
-    ErrorCode::BadStackNum,
-    ErrorCode::BadArgNum,
-    ErrorCode::BadVar,
-    ErrorCode::BadRegName,
-    ErrorCode::BadMemAddr,
-    ErrorCode::BadImm,
-    ErrorCode::ImmstrNoClose,
-    ErrorCode::FileOnKprobe,
-    ErrorCode::BadFileOffs,
-    ErrorCode::SymOnUprobe,
-    ErrorCode::TooManyOps,
-    ErrorCode::DerefNeedBrace,
-    ErrorCode::BadDerefOffs,
-    ErrorCode::DerefOpenBrace,
-    ErrorCode::CommCantDeref,
-    ErrorCode::BadFetchArg,
-    ErrorCode::ArrayNoClose,
-    ErrorCode::BadArraySuffix,
-    ErrorCode::BadArrayNum,
-    ErrorCode::ArrayTooBig,
-    ErrorCode::BadType,
-    ErrorCode::BadString,
-    ErrorCode::BadSymstring,
-    ErrorCode::BadBitfield,
-    ErrorCode::ArgNameTooLong,
-    ErrorCode::NoArgName,
-    ErrorCode::BadArgName,
-    ErrorCode::UsedArgName,
-    ErrorCode::ArgTooLong,
-    ErrorCode::NoArgBody,
-    ErrorCode::BadInsnBndry,
-    ErrorCode::FailRegProbe,
-    ErrorCode::DiffProbeType,
-    ErrorCode::DiffArgType,
-    ErrorCode::SameProbe,
-    ErrorCode::NoEventInfo,
-    ErrorCode::BadAttachEvent,
-    ErrorCode::BadAttachArg,
-    ErrorCode::NoEpFilter,
-    ErrorCode::NosupBtfarg,
-    ErrorCode::NoBtfarg,
-    ErrorCode::NoBtfEntry,
-    ErrorCode::BadVarArgs,
-    ErrorCode::NofentryArgs,
-    ErrorCode::DoubleArgs,
-    ErrorCode::Args2long,
-    ErrorCode::Argidx2big,
-    ErrorCode::NoPtrStrct,
-    ErrorCode::NosupDatArg,
-    ErrorCode::BadHyphen,
-    ErrorCode::NoBtfField,
-    ErrorCode::BadBtfTid,
-    ErrorCode::BadType4str,
-    ErrorCode::NeedStringType,
-    ErrorCode::TooManyArgs,
-    ErrorCode::TooManyEargs,
-    ErrorCode::EventTooBig,
-    ErrorCode::TypecastNotEvent,
-];
-
-/// dynprobe's own codes, which have no text in the kernel's probe message
-/// table: the function event syntax's, and the synthetic event parser's
-/// (whose kernel table, in `trace_events_synth.c`, is not reachable from a
-/// module: its texts are copied here).
-const OWN_CODES: [ErrorCode; 19] = [
-    ErrorCode::FeNoOpenParen,
-    ErrorCode::FeNoCloseParen,
-    ErrorCode::FeTrailing,
-    ErrorCode::FeBadFunc,
-    ErrorCode::FeNoField,
-    ErrorCode::FeBadIndex,
-    ErrorCode::FeBadUnsigned,
-    ErrorCode::FeParamElsewhere,
-    ErrorCode::NoMatchingType,
-    ErrorCode::SynthBadName,
-    ErrorCode::SynthInvalidCmd,
-    ErrorCode::SynthInvalidDynCmd,
-    ErrorCode::SynthEventExists,
-    ErrorCode::SynthTooManyFields,
-    ErrorCode::SynthIncompleteType,
-    ErrorCode::SynthInvalidType,
-    ErrorCode::SynthInvalidField,
-    ErrorCode::SynthInvalidArraySpec,
-    ErrorCode::EpFilterUnsupported,
-];
-
 impl ErrorCode {
-    /// Codes below this value are the kernel's `TP_ERR_*` indices (its
-    /// `trace_probe_err_text` table has exactly these entries); the others
-    /// are dynprobe's own.
-    pub const FIRST_OWN: u8 = ErrorCode::FeNoOpenParen as u8;
+    /// Every code, in declaration order: `ALL[code as usize] == code`.
+    pub const ALL: [ErrorCode; 108] = [
+        ErrorCode::FileNotFound,
+        ErrorCode::NoRegularFile,
+        ErrorCode::BadRefcnt,
+        ErrorCode::RefcntOpenBrace,
+        ErrorCode::BadRefcntSuffix,
+        ErrorCode::BadUprobeOffs,
+        ErrorCode::BadMaxactType,
+        ErrorCode::BadMaxact,
+        ErrorCode::MaxactTooBig,
+        ErrorCode::BadProbeAddr,
+        ErrorCode::NonUniqSymbol,
+        ErrorCode::BadRetprobe,
+        ErrorCode::NoTracepoint,
+        ErrorCode::BadTpName,
+        ErrorCode::BadAddrSuffix,
+        ErrorCode::NoGroupName,
+        ErrorCode::GroupTooLong,
+        ErrorCode::BadGroupName,
+        ErrorCode::NoEventName,
+        ErrorCode::EventTooLong,
+        ErrorCode::BadEventName,
+        ErrorCode::EventExist,
+        ErrorCode::RetvalOnProbe,
+        ErrorCode::NoRetval,
+        ErrorCode::BadStackNum,
+        ErrorCode::BadArgNum,
+        ErrorCode::BadVar,
+        ErrorCode::BadRegName,
+        ErrorCode::BadMemAddr,
+        ErrorCode::BadImm,
+        ErrorCode::ImmstrNoClose,
+        ErrorCode::FileOnKprobe,
+        ErrorCode::BadFileOffs,
+        ErrorCode::SymOnUprobe,
+        ErrorCode::TooManyOps,
+        ErrorCode::DerefNeedBrace,
+        ErrorCode::BadDerefOffs,
+        ErrorCode::DerefOpenBrace,
+        ErrorCode::CommCantDeref,
+        ErrorCode::BadFetchArg,
+        ErrorCode::ArrayNoClose,
+        ErrorCode::BadArraySuffix,
+        ErrorCode::BadArrayNum,
+        ErrorCode::ArrayTooBig,
+        ErrorCode::BadType,
+        ErrorCode::BadString,
+        ErrorCode::BadSymstring,
+        ErrorCode::BadBitfield,
+        ErrorCode::ArgNameTooLong,
+        ErrorCode::NoArgName,
+        ErrorCode::BadArgName,
+        ErrorCode::UsedArgName,
+        ErrorCode::ArgTooLong,
+        ErrorCode::NoArgBody,
+        ErrorCode::BadInsnBndry,
+        ErrorCode::FailRegProbe,
+        ErrorCode::DiffProbeType,
+        ErrorCode::DiffArgType,
+        ErrorCode::SameProbe,
+        ErrorCode::NoEventInfo,
+        ErrorCode::BadAttachEvent,
+        ErrorCode::BadAttachArg,
+        ErrorCode::NoEpFilter,
+        ErrorCode::NosupBtfarg,
+        ErrorCode::NoBtfarg,
+        ErrorCode::NoBtfEntry,
+        ErrorCode::BadVarArgs,
+        ErrorCode::NofentryArgs,
+        ErrorCode::DoubleArgs,
+        ErrorCode::Args2long,
+        ErrorCode::Argidx2big,
+        ErrorCode::NoPtrStrct,
+        ErrorCode::NosupDatArg,
+        ErrorCode::BadHyphen,
+        ErrorCode::NoBtfField,
+        ErrorCode::BadBtfTid,
+        ErrorCode::BadType4str,
+        ErrorCode::NeedStringType,
+        ErrorCode::TooManyArgs,
+        ErrorCode::TooManyEargs,
+        ErrorCode::EventTooBig,
+        ErrorCode::TypecastNotEvent,
+        ErrorCode::NosupPercpu,
+        ErrorCode::NoEventField,
+        ErrorCode::TooManyNested,
+        ErrorCode::TypecastBadArrow,
+        ErrorCode::TypecastNotAligned,
+        ErrorCode::TypecastReqField,
+        ErrorCode::TypecastSymOffset,
+        ErrorCode::FeNoOpenParen,
+        ErrorCode::FeNoCloseParen,
+        ErrorCode::FeTrailing,
+        ErrorCode::FeBadFunc,
+        ErrorCode::FeNoField,
+        ErrorCode::FeBadIndex,
+        ErrorCode::FeBadUnsigned,
+        ErrorCode::FeParamElsewhere,
+        ErrorCode::NoMatchingType,
+        ErrorCode::SynthBadName,
+        ErrorCode::SynthInvalidCmd,
+        ErrorCode::SynthInvalidDynCmd,
+        ErrorCode::SynthEventExists,
+        ErrorCode::SynthTooManyFields,
+        ErrorCode::SynthIncompleteType,
+        ErrorCode::SynthInvalidType,
+        ErrorCode::SynthInvalidField,
+        ErrorCode::SynthInvalidArraySpec,
+        ErrorCode::EpFilterUnsupported,
+    ];
 
-    /// The kernel's code at index `value` of its message table, if any:
-    /// at load, each one's [`ErrorCode::message`] is compared with the
-    /// kernel's text at that index.
-    pub fn kernel_code(value: u8) -> Option<ErrorCode> {
-        KERNEL_CODES.get(usize::from(value)).copied()
+    /// The code whose value (`code as u8`) is `value`, if any: how a code
+    /// passed as a number is taken back.
+    pub fn from_value(value: u8) -> Option<ErrorCode> {
+        ErrorCode::ALL.get(usize::from(value)).copied()
     }
 
-    /// Compares the kernel's message table with [`ErrorCode::message`] for
-    /// each of the kernel's codes, in index order. `kernel_text(index, buf)`
-    /// copies the kernel's message at `index` into `buf` and returns its
-    /// length, or `None` when the table has no such entry or it cannot be
-    /// read. Returns the first code whose message differs, with the
-    /// kernel's text for it (in `buf`) if there is one.
-    pub fn first_kernel_mismatch(
-        buf: &mut [u8],
-        mut kernel_text: impl FnMut(u8, &mut [u8]) -> Option<usize>,
-    ) -> Option<(ErrorCode, Option<&[u8]>)> {
-        let mut found = None;
-        for (index, code) in (0u8..).zip(KERNEL_CODES) {
-            let len = kernel_text(index, buf);
-            let text = len.and_then(|n| buf.get(..n));
-            if text != Some(code.message().as_bytes()) {
-                found = Some((code, len));
-                break;
-            }
-        }
-        let (code, len) = found?;
-        Some((code, len.and_then(|n| buf.get(..n))))
-    }
-
-    /// The code of dynprobe's own whose value is `value`, if any.
-    pub fn own_code(value: u8) -> Option<ErrorCode> {
-        OWN_CODES.iter().copied().find(|c| *c as u8 == value)
-    }
-
-    /// The message the kernel writes to `error_log` for this code.
+    /// dynprobe's text for the code: what `error_log` shows for a code the
+    /// running kernel's table lacks, and what a [`ParseError`] displays. For
+    /// a kernel code it is the kernel's text (7.2's where 7.3 changed it; a
+    /// kernel's own text is [`crate::lang::KernelFacts::message`]).
     pub fn message(self) -> &'static str {
         match self {
             ErrorCode::FileNotFound => "Failed to find the given file",
@@ -460,6 +448,13 @@ impl ErrorCode {
             ErrorCode::TooManyEargs => "Too many entry arguments specified",
             ErrorCode::EventTooBig => "Event too big (too many fields?)",
             ErrorCode::TypecastNotEvent => "Typecasts are only for eprobe fields",
+            ErrorCode::NosupPercpu => "Per-cpu variable access is only for kernel probes",
+            ErrorCode::NoEventField => "This event field is not found.",
+            ErrorCode::TooManyNested => "Too many nested typecasts/dereferences",
+            ErrorCode::TypecastBadArrow => "Typecast field option does not support -> operator",
+            ErrorCode::TypecastNotAligned => "Typecast field option is not byte-aligned",
+            ErrorCode::TypecastReqField => "Typecast requires a field access",
+            ErrorCode::TypecastSymOffset => "@SYM+/-OFFSET with typecast needs parentheses",
             ErrorCode::FeNoOpenParen => "Expected '(' after the function name",
             ErrorCode::FeNoCloseParen => "Expected ')' at the end of the argument list",
             ErrorCode::FeTrailing => "Unexpected text after the argument list",
@@ -571,6 +566,13 @@ impl ErrorCode {
             ErrorCode::TooManyEargs => "TOO_MANY_EARGS",
             ErrorCode::EventTooBig => "EVENT_TOO_BIG",
             ErrorCode::TypecastNotEvent => "TYPECAST_NOT_EVENT",
+            ErrorCode::NosupPercpu => "NOSUP_PERCPU",
+            ErrorCode::NoEventField => "NO_EVENT_FIELD",
+            ErrorCode::TooManyNested => "TOO_MANY_NESTED",
+            ErrorCode::TypecastBadArrow => "TYPECAST_BAD_ARROW",
+            ErrorCode::TypecastNotAligned => "TYPECAST_NOT_ALIGNED",
+            ErrorCode::TypecastReqField => "TYPECAST_REQ_FIELD",
+            ErrorCode::TypecastSymOffset => "TYPECAST_SYM_OFFSET",
             ErrorCode::FeNoOpenParen => "FE_NO_OPEN_PAREN",
             ErrorCode::FeNoCloseParen => "FE_NO_CLOSE_PAREN",
             ErrorCode::FeTrailing => "FE_TRAILING",

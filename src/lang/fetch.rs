@@ -16,8 +16,7 @@ use crate::lang::types::{
     Bitfield, Deref, EventField, FetchType, Load, Program, Reg, Space, Store, TextRange,
 };
 use crate::lang::{
-    FETCH_INSN_MAX, MAX_ARGSTR_LEN, MAX_ARG_NAME_LEN, MAX_ARRAY_LEN, MAX_PROBE_EVENT_SIZE,
-    PARAM_MAX_STACK,
+    FETCH_INSN_MAX, MAX_ARG_NAME_LEN, MAX_ARRAY_LEN, MAX_PROBE_EVENT_SIZE, PARAM_MAX_STACK,
 };
 
 /// An argument-level error: code, offset within the argument, errno.
@@ -233,7 +232,7 @@ fn parse_body<R: Resolver>(
     pa: &mut ProbeArg,
     body: &[u8],
 ) -> Result<(), AErr> {
-    if body.len() > MAX_ARGSTR_LEN {
+    if body.len() > ctx.r.kernel().max_argstr_len() {
         return err_no(ErrorCode::ArgTooLong, ctx.offset, errno::E2BIG);
     } else if body.is_empty() {
         return err(ErrorCode::NoArgBody, ctx.offset);
@@ -470,6 +469,13 @@ fn parse_fetch<R: Resolver>(
             set(code, pc, K::Deref(0));
         }
         b'+' | b'-' => {
+            // 7.3 caps typecast/dereference nesting
+            // (`TRACEPROBE_MAX_NESTED_LEVEL`) before it reads the level.
+            if let Some(max) = ctx.r.kernel().max_nested_level() {
+                if depth >= max {
+                    return err_no(ErrorCode::TooManyNested, ctx.offset, errno::E2BIG);
+                }
+            }
             let sign = at(arg, 0);
             let user = at(arg, 1) == b'u';
             let skip = if user { 2 } else { 1 };

@@ -128,7 +128,7 @@ impl<'d> Builder<'d> {
             return Err(function_error(ErrorCode::ArgNameTooLong, name_col));
         }
         let _ = a.text.set(
-            text.get(..text.len().min(crate::lang::MAX_ARGSTR_LEN))
+            text.get(..text.len().min(crate::lang::MAX_ARGSTR_CAP))
                 .unwrap_or(""),
         );
         a.ty = ty.t;

@@ -64,6 +64,7 @@ mod fetch;
 mod funcev;
 mod funcev_compile;
 mod interp;
+mod kernels;
 mod kind;
 mod lexer;
 mod listing;
@@ -81,6 +82,9 @@ pub use compiled::{Compiled, FrozenSizes, Storage};
 pub use def::{Command, Control, Definition, Field, ProbeArg, TRACE_ENTRY_SIZE};
 pub use error::{errno, ErrorCode, ParseError, Subsystem};
 pub use interp::{Fault, HeaderIps, Memory, Regs};
+pub use kernels::{
+    for_version, KernelFacts, LogEntry, Mismatch, LINUX_7_2, LINUX_7_3, MAX_ARGSTR_CAP, SERIES,
+};
 pub use kind::{Family, JoinRefusal, KindInfo, ProbeKind, Site};
 pub use lexer::{cut_line, Cut};
 pub use parse::{parse, write_command, ByteWrite};
@@ -103,8 +107,6 @@ pub use view::DefView;
 
 /// Most arguments of one event (`MAX_TRACE_ARGS`).
 pub const MAX_TRACE_ARGS: usize = 128;
-/// Longest argument expression (`MAX_ARGSTR_LEN`).
-pub const MAX_ARGSTR_LEN: usize = 63;
 /// Longest explicit argument name (`MAX_ARG_NAME_LEN`).
 pub const MAX_ARG_NAME_LEN: usize = 32;
 /// Group and event names are shorter than this (`MAX_EVENT_NAME_LEN`).

@@ -753,12 +753,14 @@ fn expand_meta<R: Resolver>(ctx: &mut Ctx<'_, R>, args: Args<'_>) -> Result<Meta
     })
 }
 
-const ARGBUF: usize = 320;
 /// Bytes of an argument (or of the expression after `NAME=`) kept when it
-/// is longer: more than `MAX_ARGSTR_LEN`, so still too long, and with a
-/// name of up to `MAX_ARG_NAME_LEN` bytes in `ARGBUF` even when every byte
-/// takes two there.
-const LONG_ARG: usize = 100;
+/// is longer: more than the longest expression any supported kernel
+/// accepts (`MAX_ARGSTR_CAP`), so still too long on every one.
+const LONG_ARG: usize = crate::lang::MAX_ARGSTR_CAP + 1;
+/// Room for an argument's text: a name of up to `MAX_ARG_NAME_LEN` bytes,
+/// `=` and `LONG_ARG` bytes, even when every byte takes two there (bytes
+/// that are not UTF-8 are kept as two-byte characters).
+const ARGBUF: usize = 2 * (crate::lang::MAX_ARG_NAME_LEN + 1 + LONG_ARG);
 
 /// Text of expanded argument `j` (BTF names and `%pd`/`%pD` applied).
 fn arg_text<R: Resolver>(

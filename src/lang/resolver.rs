@@ -7,6 +7,7 @@
 //! kernel does when the information is missing (for example BTF argument
 //! names fail with `NO_BTF_ENTRY`, `@SYM` fails with `BAD_PROBE_ADDR`).
 
+use crate::lang::kernels::{KernelFacts, LINUX_7_2};
 use crate::lang::types::EventField;
 
 /// Result of counting the symbols a probe names.
@@ -91,6 +92,14 @@ pub struct BtfError;
 
 /// Kernel services the parser needs.
 pub trait Resolver {
+    /// The series the parser answers as: its limits (such as the longest
+    /// argument expression) and error table. The default is the oldest
+    /// supported series, 7.2, which the host tests were written against;
+    /// the module's resolver answers with the series it was built for.
+    fn kernel(&self) -> &'static KernelFacts {
+        &LINUX_7_2
+    }
+
     /// Address of a kernel symbol (`kallsyms_lookup_name`), for `@SYM`.
     fn symbol_address(&self, _name: &str) -> Option<u64> {
         None

@@ -314,8 +314,6 @@ fn misc_errors() {
     // Every error has a message.
     assert_eq!(BadType.message(), "Unknown type is specified");
     assert_eq!(ImmstrNoClose.message(), "String is not closed with '\"'");
-    assert_eq!(EventTooBig as u8, 80);
-    assert_eq!(TypecastNotEvent as u8, 81);
 }
 
 #[test]
@@ -379,49 +377,231 @@ fn removal_commands() {
     .is_err());
 }
 
-/// error_log shows a message by indexing a table with the code: the
-/// kernel's table for its 82 codes, a table of dynprobe's for the others.
-/// Every code must be exactly one of the two.
+/// A code passed as a number (`code as u8`) is taken back by
+/// `from_value`: `ALL` lists every code at its own value, once.
 #[test]
-fn error_codes_are_the_kernels_or_dynprobes_own() {
-    assert_eq!(ErrorCode::FIRST_OWN, 82);
-    assert_eq!(TypecastNotEvent as u8, 81, "the last of the kernel's codes");
-    for value in 0..=u8::MAX {
-        match ErrorCode::own_code(value) {
-            Some(code) => {
-                assert_eq!(code as u8, value);
-                assert!(!code.message().is_empty());
-                assert!(value >= ErrorCode::FIRST_OWN);
+fn error_codes_round_trip_through_their_value() {
+    for (value, code) in (0u8..).zip(ErrorCode::ALL) {
+        assert_eq!(code as u8, value, "{code:?}");
+        assert_eq!(ErrorCode::from_value(value), Some(code));
+        assert!(!code.message().is_empty());
+        assert!(!code.name().is_empty());
+    }
+    let past = u8::try_from(ErrorCode::ALL.len()).unwrap();
+    for value in past..=u8::MAX {
+        assert_eq!(ErrorCode::from_value(value), None, "{value}");
+    }
+}
+
+/// Each series' table lists distinct codes, and every code is either in
+/// a kernel's table (logged with the kernel's table at that index) or
+/// not (logged with dynprobe's own text); the function event and
+/// synthetic event codes are in no kernel's probe table.
+#[test]
+fn kernel_tables_are_consistent() {
+    assert_eq!(SERIES.len(), 2);
+    assert_eq!(LINUX_7_2.errors().len(), 82);
+    assert_eq!(LINUX_7_3.errors().len(), 89);
+    for k in SERIES {
+        let errors = k.errors();
+        for (index, code) in (0u8..).zip(errors) {
+            assert_eq!(k.index_of(*code), Some(index), "{} {code:?}", k.series());
+            assert_eq!(k.code_at(index), Some(*code));
+        }
+        assert_eq!(k.code_at(u8::try_from(errors.len()).unwrap()), None);
+        for code in ErrorCode::ALL {
+            let listed = errors.iter().filter(|c| **c == code).count();
+            assert!(listed <= 1, "{} lists {code:?} twice", k.series());
+            if listed == 0 {
+                assert_eq!(k.index_of(code), None);
+                assert_eq!(k.message(code), code.message());
             }
-            None => assert!(value < ErrorCode::FIRST_OWN || value > NoMatchingType as u8),
+        }
+        for code in [
+            FeNoOpenParen,
+            NoMatchingType,
+            SynthBadName,
+            EpFilterUnsupported,
+        ] {
+            assert_eq!(k.index_of(code), None, "{code:?}");
         }
     }
-    for code in [FeNoOpenParen, FeBadUnsigned, NoMatchingType] {
-        assert_eq!(ErrorCode::own_code(code as u8), Some(code));
-    }
+    // The same code sits at different indices on the two series.
+    assert_eq!(LINUX_7_2.index_of(FileNotFound), Some(0));
+    assert_eq!(LINUX_7_3.index_of(FileNotFound), Some(50));
+    assert_eq!(LINUX_7_3.index_of(Argidx2big), Some(0));
+    assert_eq!(LINUX_7_2.index_of(TooManyNested), None);
+    assert_eq!(LINUX_7_3.index_of(TooManyNested), Some(81));
+    assert_eq!(
+        LINUX_7_2.message(FileOnKprobe),
+        "File offset is not available with kprobe"
+    );
+    assert_eq!(
+        LINUX_7_3.message(FileOnKprobe),
+        "File offset is not available for kernel probes"
+    );
+    // A 7.3-only code logged on 7.2 goes through dynprobe's own table
+    // with 7.3's text.
+    assert_eq!(
+        LINUX_7_2.message(TooManyNested),
+        "Too many nested typecasts/dereferences"
+    );
 }
 
-/// dynprobe logs the kernel's codes with the kernel's own message table,
-/// by index: `kernel_code(i)` is the code at index `i`, and only the
-/// kernel's codes have one.
+/// error_log shows a kernel code through the running kernel's table at
+/// that kernel's index, and any other code with dynprobe's text.
 #[test]
-fn kernel_codes_are_in_table_order() {
-    for value in 0..ErrorCode::FIRST_OWN {
-        assert_eq!(ErrorCode::kernel_code(value).map(|c| c as u8), Some(value));
-    }
-    for value in ErrorCode::FIRST_OWN..=u8::MAX {
-        assert_eq!(ErrorCode::kernel_code(value), None, "{value}");
+fn error_log_entries_per_kernel() {
+    assert_eq!(LINUX_7_2.log_entry(BadType), LogEntry::Kernel(44));
+    assert_eq!(LINUX_7_3.log_entry(BadType), LogEntry::Kernel(35));
+    assert_eq!(LINUX_7_2.log_entry(ArgTooLong), LogEntry::Kernel(52));
+    assert_eq!(LINUX_7_3.log_entry(ArgTooLong), LogEntry::Kernel(3));
+    assert_eq!(
+        LINUX_7_2.log_entry(TypecastReqField),
+        LogEntry::Own("Typecast requires a field access")
+    );
+    assert_eq!(LINUX_7_3.log_entry(TypecastReqField), LogEntry::Kernel(86));
+    for k in SERIES {
+        assert_eq!(
+            k.log_entry(FeNoOpenParen),
+            LogEntry::Own("Expected '(' after the function name")
+        );
+        for code in ErrorCode::ALL {
+            match k.log_entry(code) {
+                LogEntry::Kernel(i) => assert_eq!(k.code_at(i), Some(code)),
+                LogEntry::Own(text) => {
+                    assert_eq!(k.index_of(code), None);
+                    assert_eq!(text, k.message(code));
+                }
+            }
+        }
     }
 }
 
-/// A kernel table equal to dynprobe's messages passes; the first entry
-/// that differs, is missing or does not fit is reported with the kernel's
-/// text, as the module's load check prints it.
+/// A resolver that answers only which kernel series it parses for.
+struct Series(&'static KernelFacts);
+
+impl Resolver for Series {
+    fn kernel(&self) -> &'static KernelFacts {
+        self.0
+    }
+}
+
+/// An argument expression of exactly `len` bytes: `+00...0(%di)`.
+fn expression(len: usize) -> String {
+    format!("+{}(%di)", "0".repeat(len - 6))
+}
+
+/// `MAX_ARGSTR_LEN` is the parsing kernel's: 63 on 7.2 (also the default
+/// for resolvers that do not say), 255 on 7.3. The longest accepted
+/// expression is kept whole; one byte more is ARG_TOO_LONG (E2BIG) with
+/// the caret at the expression, after `NAME=`.
+#[test]
+fn argument_length_limit_is_the_kernels() {
+    argument_length_limit(&Series(&LINUX_7_2), 63);
+    argument_length_limit(&FakeKernel, 63);
+    argument_length_limit(&Series(&LINUX_7_3), 255);
+}
+
+fn argument_length_limit<R: Resolver>(r: &R, max: usize) {
+    let body = expression(max);
+    let d = parse_with(r, &format!("p:g/e vfs_read a={body}")).unwrap();
+    assert_eq!(d.args()[0].text(), body);
+    // The same without a name.
+    let d = parse_with(r, &format!("p:g/e vfs_read {body}")).unwrap();
+    assert_eq!(d.args()[0].text(), body);
+    for len in [max + 1, max + 2, 300, 700] {
+        let line = format!("p:g/e vfs_read x=%ax a={}", expression(len));
+        let e = parse_with(r, &line).map(|_| ()).unwrap_err();
+        assert_eq!(
+            (e.code, e.column, e.errno),
+            (ArgTooLong, line.find("a=").unwrap() + 2, errno::E2BIG),
+            "{max} {len}"
+        );
+        let line = format!("p:g/e vfs_read x=%ax {}", expression(len));
+        let e = parse_with(r, &line).map(|_| ()).unwrap_err();
+        assert_eq!(
+            (e.code, e.column, e.errno),
+            (ArgTooLong, line.find('+').unwrap(), errno::E2BIG),
+            "{max} {len}"
+        );
+    }
+}
+
+/// `n` dereferences around `%di`: `+0(+0(...(%di)...))`.
+fn nested(n: usize) -> String {
+    format!("{}%di{}", "+0(".repeat(n), ")".repeat(n))
+}
+
+/// 7.3 caps dereference nesting at `TRACEPROBE_MAX_NESTED_LEVEL` (8):
+/// the ninth level is TOO_MANY_NESTED (E2BIG) with the caret at its `+`,
+/// before anything in it is read. 7.2 has no such cap: nine levels are a
+/// valid argument there.
+#[test]
+fn nesting_cap_is_the_kernels() {
+    let on72 = Series(&LINUX_7_2);
+    let on73 = Series(&LINUX_7_3);
+    for r in [&on72, &on73] {
+        let d = parse_with(r, &format!("p:g/e vfs_read a={}", nested(8))).unwrap();
+        assert_eq!(d.args()[0].text(), nested(8));
+    }
+    parse_with(&on72, &format!("p:g/e vfs_read a={}", nested(9))).unwrap();
+    parse_with(&FakeKernel, &format!("p:g/e vfs_read a={}", nested(9))).unwrap();
+    for (n, inner) in [(9, nested(0)), (14, nested(0)), (9, "+0%di".to_string())] {
+        let body = format!("{}{inner}{}", "+0(".repeat(n), ")".repeat(n));
+        let line = format!("p:g/e vfs_read x=%ax a={body}");
+        let e = parse_with(&on73, &line).map(|_| ()).unwrap_err();
+        assert_eq!(
+            (e.code, e.column, e.errno),
+            (
+                TooManyNested,
+                line.find("a=").unwrap() + 2 + 3 * 8,
+                errno::E2BIG
+            ),
+            "{line}"
+        );
+    }
+    // On 7.2 the same ninth level's own error shows instead.
+    let line = format!("p:g/e vfs_read a={}+0%di{}", "+0(".repeat(8), ")".repeat(8));
+    let e = parse_with(&on72, &line).map(|_| ()).unwrap_err();
+    assert_eq!(e.code, DerefNeedBrace, "{line}");
+}
+
+fn parse_with<R: Resolver>(r: &R, line: &str) -> Result<Box<Definition>, ParseError> {
+    let mut d = Box::new(Definition::new());
+    match parse(Control::KprobeEvents, line.as_bytes(), r, &mut d) {
+        Ok(Command::Define) => Ok(d),
+        Ok(other) => panic!("{line}: {other:?}"),
+        Err(e) => Err(e),
+    }
+}
+
+/// The facts are found by the running kernel's version; no other series
+/// has any.
+#[test]
+fn facts_by_version() {
+    assert_eq!(for_version(7, 2).map(KernelFacts::series), Some("7.2"));
+    assert_eq!(for_version(7, 3).map(KernelFacts::series), Some("7.3"));
+    assert_eq!(for_version(7, 3).map(KernelFacts::version), Some((7, 3)));
+    assert!(for_version(7, 1).is_none());
+    assert!(for_version(7, 4).is_none());
+    assert!(for_version(6, 2).is_none());
+    assert_eq!(LINUX_7_2.max_argstr_len(), 63);
+    assert_eq!(LINUX_7_3.max_argstr_len(), 255);
+    assert_eq!(MAX_ARGSTR_CAP, 255);
+    assert_eq!(LINUX_7_2.max_nested_level(), None);
+    assert_eq!(LINUX_7_3.max_nested_level(), Some(8));
+}
+
+/// A kernel table equal to the facts passes; the first entry that
+/// differs, is missing or does not fit is reported with its index, the
+/// expected text and the kernel's text, as the module's load check prints
+/// it. A 7.2 table fails a 7.3 module's check and the other way round.
 #[test]
 fn first_kernel_mismatch() {
-    let table: Vec<&str> = (0..ErrorCode::FIRST_OWN)
-        .map(|v| ErrorCode::kernel_code(v).unwrap().message())
-        .collect();
+    let table = |k: &KernelFacts| -> Vec<&'static str> {
+        k.errors().iter().map(|c| k.message(*c)).collect()
+    };
     let lookup = |table: Vec<&'static str>| {
         move |index: u8, buf: &mut [u8]| {
             let text = table.get(usize::from(index))?.as_bytes();
@@ -430,41 +610,83 @@ fn first_kernel_mismatch() {
         }
     };
     let mut buf = [0u8; 128];
-    assert_eq!(
-        ErrorCode::first_kernel_mismatch(&mut buf, lookup(table.clone())),
-        None
-    );
+    for k in SERIES {
+        assert_eq!(k.first_kernel_mismatch(&mut buf, lookup(table(k))), None);
+    }
+    let t72 = table(&LINUX_7_2);
+    let t73 = table(&LINUX_7_3);
 
-    let mut changed = table.clone();
+    let mut changed = t72.clone();
     changed[40] = "Invalid fetch argument!";
     assert_eq!(
-        ErrorCode::first_kernel_mismatch(&mut buf, lookup(changed)),
-        Some((
-            ErrorCode::kernel_code(40).unwrap(),
-            Some(&b"Invalid fetch argument!"[..])
-        ))
+        LINUX_7_2.first_kernel_mismatch(&mut buf, lookup(changed)),
+        Some(Mismatch {
+            index: 40,
+            code: LINUX_7_2.code_at(40).unwrap(),
+            expected: "Array is not closed",
+            kernel: Some(&b"Invalid fetch argument!"[..])
+        })
     );
-    let mut inserted = table.clone();
+    let mut inserted = t72.clone();
     inserted.insert(3, "A new message");
     assert_eq!(
-        ErrorCode::first_kernel_mismatch(&mut buf, lookup(inserted)),
-        Some((RefcntOpenBrace, Some(&b"A new message"[..])))
+        LINUX_7_2.first_kernel_mismatch(&mut buf, lookup(inserted)),
+        Some(Mismatch {
+            index: 3,
+            code: RefcntOpenBrace,
+            expected: "Reference counter brace is not closed",
+            kernel: Some(&b"A new message"[..])
+        })
     );
-    let shorter = table[..81].to_vec();
+    let shorter = t72[..81].to_vec();
     assert_eq!(
-        ErrorCode::first_kernel_mismatch(&mut buf, lookup(shorter)),
-        Some((TypecastNotEvent, None))
+        LINUX_7_2.first_kernel_mismatch(&mut buf, lookup(shorter)),
+        Some(Mismatch {
+            index: 81,
+            code: TypecastNotEvent,
+            expected: "Typecasts are only for eprobe fields",
+            kernel: None
+        })
     );
-    let mut longer = table.clone();
+    let mut longer = t72.clone();
     longer.push("A message dynprobe does not use");
     assert_eq!(
-        ErrorCode::first_kernel_mismatch(&mut buf, lookup(longer)),
+        LINUX_7_2.first_kernel_mismatch(&mut buf, lookup(longer)),
         None
     );
     let mut small = [0u8; 8];
     assert_eq!(
-        ErrorCode::first_kernel_mismatch(&mut small, lookup(table)),
-        Some((FileNotFound, None))
+        LINUX_7_2
+            .first_kernel_mismatch(&mut small, lookup(t72.clone()))
+            .map(|m| (m.index, m.code, m.kernel)),
+        Some((0, FileNotFound, None))
+    );
+    // A module built for one series refuses the other's table at index 0.
+    assert_eq!(
+        LINUX_7_3
+            .first_kernel_mismatch(&mut buf, lookup(t72.clone()))
+            .map(|m| (m.index, m.code, m.kernel)),
+        Some((0, Argidx2big, Some(&b"Failed to find the given file"[..])))
+    );
+    assert_eq!(
+        LINUX_7_2
+            .first_kernel_mismatch(&mut buf, lookup(t73.clone()))
+            .map(|m| (m.index, m.code)),
+        Some((0, FileNotFound))
+    );
+    // 7.3's changed text alone is a mismatch for a module expecting 7.2's.
+    let mut renamed = t73.clone();
+    let at = usize::from(LINUX_7_3.index_of(FileOnKprobe).unwrap());
+    renamed[at] = "File offset is not available with kprobe";
+    assert_eq!(
+        LINUX_7_3
+            .first_kernel_mismatch(&mut buf, lookup(renamed))
+            .map(|m| (m.index, m.code, m.expected)),
+        Some((
+            51,
+            FileOnKprobe,
+            "File offset is not available for kernel probes"
+        ))
     );
 }
 
@@ -496,28 +718,67 @@ fn kernel_errors(header: &str) -> Vec<(String, String)> {
     entries
 }
 
-/// The messages match the kernel's table entry by entry, as the module
-/// checks at load against the running kernel. Needs the kernel's source:
-/// `DYNPROBE_KERNEL_SOURCE`, else the tree tools/setup-kernel unpacks.
-#[test]
-fn messages_match_the_kernel_source() {
-    let tree = std::env::var("DYNPROBE_KERNEL_SOURCE")
-        .unwrap_or_else(|_| "/var/cache/dynprobe/src/linux-source-7.2".into());
-    let path = std::path::Path::new(&tree).join("kernel/trace/trace_probe.h");
-    let Ok(header) = std::fs::read_to_string(&path) else {
-        eprintln!("skipped: no {}", path.display());
+/// The value of `#define NAME VALUE` in the header, if it has one.
+fn kernel_define(header: &str, name: &str) -> Option<u32> {
+    header.lines().find_map(|line| {
+        let mut words = line.split_whitespace();
+        (words.next() == Some("#define") && words.next() == Some(name))
+            .then(|| words.next()?.parse().ok())?
+    })
+}
+
+/// Compares one series' facts with its kernel's trace_probe.h, found
+/// under the tree named by `var`: the error table's names, texts and
+/// order, `MAX_ARGSTR_LEN` and `TRACEPROBE_MAX_NESTED_LEVEL`. The test is
+/// skipped only when `var` is unset; a set variable naming a tree without
+/// the header fails.
+fn facts_match_the_kernel_source(var: &str, facts: &KernelFacts) {
+    let Some(tree) = std::env::var_os(var) else {
+        eprintln!("skipped: {var} is not set");
         return;
     };
+    let path = std::path::Path::new(&tree).join("kernel/trace/trace_probe.h");
+    let header = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{var}: cannot read {}: {e}", path.display()));
     let entries = kernel_errors(&header);
-    assert_eq!(entries.len(), usize::from(ErrorCode::FIRST_OWN));
-    for (value, (name, text)) in (0u8..).zip(&entries) {
-        let code = ErrorCode::kernel_code(value).unwrap();
-        assert_eq!(
-            (code.name(), code.message()),
-            (name.as_str(), text.as_str()),
-            "index {value}"
-        );
-    }
+    let ours: Vec<(&str, &str)> = facts
+        .errors()
+        .iter()
+        .map(|c| (c.name(), facts.message(*c)))
+        .collect();
+    let theirs: Vec<(&str, &str)> = entries
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    assert_eq!(ours, theirs, "Linux {}", facts.series());
+    assert_eq!(
+        kernel_define(&header, "MAX_ARGSTR_LEN").map(|n| n as usize),
+        Some(facts.max_argstr_len())
+    );
+    assert_eq!(
+        kernel_define(&header, "TRACEPROBE_MAX_NESTED_LEVEL"),
+        facts.max_nested_level()
+    );
+    // The limits that stay constants are the same on every series.
+    assert_eq!(
+        kernel_define(&header, "MAX_TRACE_ARGS").map(|n| n as usize),
+        Some(MAX_TRACE_ARGS)
+    );
+    assert_eq!(
+        kernel_define(&header, "MAX_ARG_NAME_LEN").map(|n| n as usize),
+        Some(MAX_ARG_NAME_LEN)
+    );
+    assert_eq!(kernel_define(&header, "MAX_ARRAY_LEN"), Some(MAX_ARRAY_LEN));
+}
+
+#[test]
+fn facts_match_linux_7_2_source() {
+    facts_match_the_kernel_source("DYNPROBE_KERNEL_SOURCE_7_2", &LINUX_7_2);
+}
+
+#[test]
+fn facts_match_linux_7_3_source() {
+    facts_match_the_kernel_source("DYNPROBE_KERNEL_SOURCE_7_3", &LINUX_7_3);
 }
 
 /// The kernel runs a write's last line of up to 4095 bytes when it has no
