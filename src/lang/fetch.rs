@@ -588,9 +588,12 @@ fn parse_vars<R: Resolver>(
             return Ok(pc);
         }
         if is_digit(at(rest, 0)) {
-            let v = match text::kstrtoull(rest, 10) {
-                Some(v) => v,
-                None => return err(ErrorCode::BadVar, ctx.offset),
+            let v = match text::kstrtoull_errno(rest, 10) {
+                Ok(v) => v,
+                Err(e) => {
+                    let e = ctx.r.kernel().var_number_errno(e);
+                    return err_no(ErrorCode::BadVar, ctx.offset, e);
+                }
             };
             if v > PARAM_MAX_STACK {
                 return err(ErrorCode::BadStackNum, ctx.offset);
@@ -605,9 +608,12 @@ fn parse_vars<R: Resolver>(
         return Ok(pc);
     }
     if let Some(rest) = arg.strip_prefix(b"arg") {
-        let v = match text::kstrtoull(rest, 10) {
-            Some(v) => v,
-            None => return err(ErrorCode::BadVar, ctx.offset),
+        let v = match text::kstrtoull_errno(rest, 10) {
+            Ok(v) => v,
+            Err(e) => {
+                let e = ctx.r.kernel().var_number_errno(e);
+                return err_no(ErrorCode::BadVar, ctx.offset, e);
+            }
         };
         if v == 0 || v > PARAM_MAX_STACK {
             return err(ErrorCode::BadArgNum, ctx.offset);

@@ -34,6 +34,11 @@ pub struct KernelFacts {
     max_argstr_len: usize,
     /// `TRACEPROBE_MAX_NESTED_LEVEL`, for kernels that have it.
     max_nested_level: Option<u32>,
+    /// Whether a `$stackN`/`$argN` number `kstrtoul()` refuses fails the
+    /// write with `kstrtoul()`'s errno (`ERANGE` for one that overflows),
+    /// as 7.3's `parse_probe_var_stack()`/`_arg()` do, or with `EINVAL`
+    /// (7.2).
+    var_number_errno: bool,
 }
 
 /// Linux 7.2: the table in the order the codes were added upstream.
@@ -128,6 +133,7 @@ pub static LINUX_7_2: KernelFacts = KernelFacts {
     texts: &[],
     max_argstr_len: 63,
     max_nested_level: None,
+    var_number_errno: false,
 };
 
 /// Linux 7.3: the table sorted by name, seven new codes, one new text, a
@@ -233,6 +239,7 @@ pub static LINUX_7_3: KernelFacts = KernelFacts {
     )],
     max_argstr_len: 255,
     max_nested_level: Some(8),
+    var_number_errno: true,
 };
 
 /// Every supported series, oldest first.
@@ -316,6 +323,16 @@ impl KernelFacts {
     /// `None` where the kernel has no such cap.
     pub const fn max_nested_level(&self) -> Option<u32> {
         self.max_nested_level
+    }
+
+    /// The errno of a write whose `$stackN`/`$argN` number `kstrtoul()`
+    /// refused with `errno`.
+    pub const fn var_number_errno(&self, errno: i32) -> i32 {
+        if self.var_number_errno {
+            errno
+        } else {
+            crate::lang::errno::EINVAL
+        }
     }
 
     /// The index of `code` in this kernel's table (`TP_ERR_*`), `None` for

@@ -567,6 +567,38 @@ fn nesting_cap_is_the_kernels() {
     assert_eq!(e.code, DerefNeedBrace, "{line}");
 }
 
+/// A `$stackN`/`$argN` number that overflows fails with `ERANGE` on 7.3
+/// (its parser passes `kstrtoul()`'s errno on) and `EINVAL` on 7.2, both
+/// with `BAD_VAR` at the argument; digits followed by junk are `EINVAL`
+/// on both.
+#[test]
+fn var_number_errno_is_the_kernels() {
+    let on72 = Series(&LINUX_7_2);
+    let on73 = Series(&LINUX_7_3);
+    let big = "99999999999999999999999";
+    for (arg, on72_errno, on73_errno) in [
+        (format!("$stack{big}"), errno::EINVAL, errno::ERANGE),
+        (format!("$arg{big}"), errno::EINVAL, errno::ERANGE),
+        ("$stack1x".to_string(), errno::EINVAL, errno::EINVAL),
+        ("$arg2x".to_string(), errno::EINVAL, errno::EINVAL),
+    ] {
+        let line = format!("p:g/e vfs_read a={arg}");
+        let column = line.find("a=").unwrap() + 2;
+        let e72 = parse_with(&on72, &line).map(|_| ()).unwrap_err();
+        let e73 = parse_with(&on73, &line).map(|_| ()).unwrap_err();
+        assert_eq!(
+            (e72.code, e72.column, e72.errno),
+            (BadVar, column, on72_errno),
+            "{line}"
+        );
+        assert_eq!(
+            (e73.code, e73.column, e73.errno),
+            (BadVar, column, on73_errno),
+            "{line}"
+        );
+    }
+}
+
 fn parse_with<R: Resolver>(r: &R, line: &str) -> Result<Box<Definition>, ParseError> {
     let mut d = Box::new(Definition::new());
     match parse(Control::KprobeEvents, line.as_bytes(), r, &mut d) {
