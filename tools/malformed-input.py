@@ -106,7 +106,10 @@ FLOOR_MIN_DEFINITIONS = 500
 KNOWN_DIFFERENCES = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
     'selftests', 'robust', 'malformed-input-known-differences.txt')
-KNOWN_FIELDS = ('kind', 'aspect', 'file', 'dynprobe', 'kernel', 'line', 'reason', 'bug')
+KNOWN_FIELDS = ('kind', 'aspect', 'file', 'dynprobe', 'kernel', 'line', 'series', 'reason', 'bug')
+# The running kernel's series ("7.3" for 7.3-amd64), which an entry's
+# series: field is matched against.
+RUNNING_SERIES = '.'.join(re.match(r'(\d+)\.(\d+)', os.uname().release).groups())
 PATTERN_FIELDS = ('aspect', 'file', 'dynprobe', 'kernel', 'line')
 
 
@@ -148,7 +151,7 @@ def load_known(path):
         if key in cur:
             raise ValueError('%s:%d: %s twice in one entry' % (path, n, key))
         value = value.rstrip()
-        if key in PATTERN_FIELDS:
+        if key in PATTERN_FIELDS or key == 'series':
             try:
                 cur[key + '_re'] = re.compile(value)
             except re.error as e:
@@ -159,8 +162,11 @@ def load_known(path):
 
 
 def known_kind(known, diff):
-    """The first documented kind the difference is of, or None."""
+    """The first documented kind the difference is of, or None. An entry
+    with a series applies on the kernels of that series only."""
     for e in known:
+        if 'series_re' in e and not e['series_re'].search(RUNNING_SERIES):
+            continue
         if all(e[f + '_re'].search(diff[f]) for f in PATTERN_FIELDS if f in e):
             return e['kind']
     return None
