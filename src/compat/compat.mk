@@ -21,8 +21,10 @@ dynprobe_supported_series := 7.2 7.3
 #  module_metadata_this_module: module! no longer defines
 #    crate::THIS_MODULE; the module's ThisModule is
 #    <LocalModule as kernel::ModuleMetadata>::THIS_MODULE (7.3).
+#  userspace_init_fs: init's view of the file system is the exported
+#    userspace_init_fs; init_task's root is an empty nullfs (7.3).
 dynprobe_features_7.2 :=
-dynprobe_features_7.3 := module_metadata_this_module
+dynprobe_features_7.3 := module_metadata_this_module userspace_init_fs
 
 ifeq ($(filter $(dynprobe_series),$(dynprobe_supported_series)),)
 $(error dynprobe supports Linux $(dynprobe_supported_series), not $(KERNELVERSION): see Documentation/compat.md)

@@ -31,6 +31,24 @@
  */
 #define DYNPROBE_MODULE_BTF_MAX (64 << 20)
 
+/*
+ * The root of init's file system view, where /sys is: the kernel's own
+ * reads "from init's namespace" use the same one. Linux 7.3 put an
+ * empty nullfs under everything and init_task's root is that, so it
+ * keeps the fs_struct of userspace's init for this (userspace_init_fs);
+ * before, init_task's was it.
+ */
+static void dynprobe_init_fs_root(struct path *root)
+{
+#ifdef DYNPROBE_USERSPACE_INIT_FS
+	get_fs_root(userspace_init_fs, root);
+#else
+	task_lock(&init_task);
+	get_fs_root(init_task.fs, root);
+	task_unlock(&init_task);
+#endif
+}
+
 void *dynprobe_module_btf(const char *module, size_t *len)
 {
 	char name[sizeof("/sys/kernel/btf/") + MODULE_NAME_LEN];
@@ -51,9 +69,7 @@ void *dynprobe_module_btf(const char *module, size_t *len)
 		return NULL;
 	snprintf(name, sizeof(name), "/sys/kernel/btf/%s", module);
 
-	task_lock(&init_task);
-	get_fs_root(init_task.fs, &root);
-	task_unlock(&init_task);
+	dynprobe_init_fs_root(&root);
 	file = file_open_root(&root, name, O_RDONLY, 0);
 	path_put(&root);
 	if (IS_ERR(file))
