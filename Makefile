@@ -7,7 +7,8 @@
 #   make samples  only the sample modules (dynprobe.ko built first)
 #   make kbuild-rust  regenerate an installed distribution kernel's Rust
 #                 crates (HEADERS=..., default the running kernel's)
-#   make dkms-build   what dkms.conf runs: both of the above
+#   make dkms-build   what dkms.conf runs: both of the above, the samples,
+#                 and the API for other modules in /var/lib/dynprobe/api/
 #   make check    host tests + guest selftests, ending in "N passed, N failed"
 #   make check-debug the guest tests on the debug kernel (KASAN, kmemleak...)
 #   make check-peer  the kernel's kprobe/dynevent ftracetests against dynprobe
@@ -60,9 +61,26 @@ KBUILD_RUST = $(TOP)/tools/kbuild-rust $(if $(HEADERS),--headers $(HEADERS))
 kbuild-rust:
 	$(KBUILD_RUST)
 
+# What dkms.conf runs: the Rust crates, dynprobe.ko, the API's samples
+# against its exports (proof that the API links; DKMS installs only
+# dynprobe.ko), then what other modules build against, per kernel, in
+# $(DYNPROBE_API)/RELEASE: dynprobe's Module.symvers (for
+# KBUILD_EXTRA_SYMBOLS) and the API's headers (include/dynprobe/api.h,
+# include/dynprobe/rust/dynprobe.rs). It is replaced whole, never left
+# half written.
+DYNPROBE_API ?= /var/lib/dynprobe/api
+DYNPROBE_API_FILES = include/dynprobe/api.h include/dynprobe/rust/dynprobe.rs
 dkms-build:
 	$(KBUILD_RUST)
-	$(MAKE) -C $$($(KBUILD_RUST) --print-out) M=$(TOP) modules
+	kdir=$$($(KBUILD_RUST) --print-out) && \
+	$(MAKE) -C $$kdir M=$(TOP) modules && \
+	$(MAKE) -C $$kdir M=$(TOP)/samples $(SAMPLES_SYMBOLS) modules && \
+	api=$(DYNPROBE_API)/$$(cat $$kdir/include/config/kernel.release) && \
+	rm -rf $$api.new && \
+	install -D -m 0644 $(TOP)/Module.symvers $$api.new/Module.symvers && \
+	for f in $(DYNPROBE_API_FILES); do install -D -m 0644 $(TOP)/$$f $$api.new/$$f || exit 1; done && \
+	rm -rf $$api && mv $$api.new $$api && \
+	echo "dynprobe's API for other modules: $$api"
 
 setup:
 	$(TOP)/tools/setup-root
