@@ -406,14 +406,17 @@ impl Resolver for KernelResolver {
     /// function entry (so BTF arguments are refused with
     /// `NOSUP_BTFARG`). Known places keep the default.
     fn func_entry(&self, module: Option<&str>, symbol: &str, offset: u64) -> FuncEntry {
-        if let Some(m) = module {
-            let known = SymbolName::qualified(m, symbol)
-                .is_some_and(|name| kernel_symbols::lookup(name.c_str()) != 0);
-            if !known {
-                return FuncEntry::Unknown;
-            }
+        let name = match module {
+            Some(m) => SymbolName::qualified(m, symbol),
+            None => SymbolName::new(symbol),
+        };
+        let addr = name.map_or(0, |name| kernel_symbols::lookup(name.c_str()));
+        if module.is_some() && addr == 0 {
+            return FuncEntry::Unknown;
         }
-        if offset == 0 {
+        // arch_adjust_kprobe_addr(): past a function's ENDBR, 4 bytes in is
+        // its entry as much as 0 is (the kernel puts both there).
+        if offset == 0 || (offset == 4 && addr != 0 && starts_with_endbr(addr as u64)) {
             FuncEntry::Entry
         } else {
             FuncEntry::NotEntry
