@@ -25,9 +25,11 @@
  * return value, not the registers or memory it leaves alone, not that two
  * stubs are the same code (Clang has no noipa; there the separate file and
  * OPTIMIZER_HIDE_VAR() do it, without LTO). They stay traceable (no
- * notrace): the ftrace call site is the redirect. Kprobes are kept off them: a kprobe whose handler sets the
- * instruction pointer (as error injection's does) would replace the
- * redirect.
+ * notrace): the ftrace call site is the redirect. Kprobes are kept off
+ * them: a kprobe whose handler sets the instruction pointer (as error
+ * injection's does) would replace the redirect. BPF trampolines are kept
+ * off by Kbuild building this file without debug information: the stubs
+ * have no BTF, which fentry/fexit programs need to name their target.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
