@@ -201,7 +201,11 @@ pub(crate) fn parse_probe_arg<R: Resolver>(
             let good = is_good_name(cand) && name.push(text::as_str(cand)).is_ok();
             if !good {
                 name.clear();
-                let _ = core::fmt::write(&mut name, format_args!("arg{}", i.saturating_add(1)));
+                // Cannot fail ("arg128" fits); an empty name is refused below.
+                if core::fmt::write(&mut name, format_args!("arg{}", i.saturating_add(1))).is_err()
+                {
+                    name.clear();
+                }
             }
             (arg, 0)
         }

@@ -28,6 +28,37 @@ use crate::lang::text::{self, at, is_alnum, is_alpha, is_digit, is_space, Str};
 use crate::lang::types::{FetchType, Load};
 use crate::lang::MAX_ARRAY_LEN;
 
+/// Appends to a function event's listed text: refused with `EventTooBig`
+/// at `col` when it does not fit ([`append`]).
+macro_rules! listed {
+    ($text:expr, $col:expr, $($fmt:tt)*) => {
+        append(&mut $text, ErrorCode::EventTooBig, $col, format_args!($($fmt)*))
+    };
+}
+
+/// Appends to one argument's text: refused with `ArgTooLong` at `col`
+/// when it does not fit ([`append`]).
+macro_rules! arg_text {
+    ($text:expr, $col:expr, $($fmt:tt)*) => {
+        append(&mut $text, ErrorCode::ArgTooLong, $col, format_args!($($fmt)*))
+    };
+}
+
+/// Appends to a text of bounded capacity: the definition's listed text
+/// (refused with `EventTooBig` when it does not fit) or one argument's
+/// (`ArgTooLong`). A definition is refused, with the caret at `col`, rather
+/// than listed cut short: the listing grows past the line (offsets in
+/// decimal, a space after each comma), so the line's own limit does not
+/// bound it.
+fn append<W: Write>(
+    w: &mut W,
+    code: ErrorCode,
+    col: usize,
+    args: core::fmt::Arguments<'_>,
+) -> Result<(), ParseError> {
+    w.write_fmt(args).map_err(|_| function_error(code, col))
+}
+
 /// An integer as `kstrtol()` accepts it (with an optional sign).
 fn number(p: &mut Cursor<'_>) -> Result<(usize, i64), ParseError> {
     let (start, t) = p.number();
@@ -116,18 +147,24 @@ fn parse_type(p: &mut Cursor<'_>) -> Result<Ty, ParseError> {
     Ok(Ty { t, count })
 }
 
-fn write_type<W: Write>(w: &mut W, t: Ty) -> core::fmt::Result {
-    w.write_str(t.t.name())?;
-    if t.count > 0 {
-        write!(w, "[{}]", t.count)?;
+/// A type as a definition is listed with it: `u8`, `x64[6]`.
+struct TypeText(Ty);
+
+impl core::fmt::Display for TypeText {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.0.t.name())?;
+        if self.0.count > 0 {
+            write!(f, "[{}]", self.0.count)?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 fn parse_inds<W: Write>(
     p: &mut Cursor<'_>,
     out: &mut [(usize, Ind); 32],
     text: &mut W,
+    arg_col: usize,
 ) -> Result<usize, ParseError> {
     let mut n = 0usize;
     loop {
@@ -139,12 +176,12 @@ fn parse_inds<W: Write>(
             if !p.eat(b']') {
                 return Err(function_error(ErrorCode::ArrayNoClose, p.pos));
             }
-            let _ = write!(text, "[{}]", v);
+            arg_text!(*text, arg_col, "[{}]", v)?;
             Ind::Idx(v)
         } else if c == b'+' {
             p.pos += 1;
             let (_, v) = number(p)?;
-            let _ = write!(text, "+{}", v);
+            arg_text!(*text, arg_col, "+{}", v)?;
             Ind::Off(v)
         } else {
             return Ok(n);
@@ -215,7 +252,7 @@ pub(crate) fn parse<R: Resolver>(
     } else {
         ProbeKind::FunctionEntry
     };
-    let _ = out.group.set("functions");
+    out.group.set_truncated("functions");
     // The name starts with a letter or '_', which the kernel's sanitizing
     // leaves alone.
     text::set_default_event_name(
@@ -223,7 +260,7 @@ pub(crate) fn parse<R: Resolver>(
         format_args!("{}{}", text::as_str(func), if exit { "__exit" } else { "" }),
     );
     out.fe_text.clear();
-    let _ = write!(out.fe_text, "{}(", text::as_str(func));
+    listed!(out.fe_text, fst, "{}(", text::as_str(func))?;
 
     let mut b = Builder::new(out, exit);
     let mut slot: u32 = 0;
@@ -231,14 +268,14 @@ pub(crate) fn parse<R: Resolver>(
     if p.peek() != b')' {
         loop {
             if !first_arg {
-                let _ = b.def.fe_text.push(", ");
+                listed!(b.def.fe_text, p.pos, ", ")?;
             }
             first_arg = false;
             // One ARG: NULL or alternatives separated by '|'.
             let save = p.pos;
             let (wst, w) = p.word();
             if w == b"NULL" {
-                let _ = b.def.fe_text.push("NULL");
+                listed!(b.def.fe_text, wst, "NULL")?;
                 slot = slot
                     .checked_add(1)
                     .ok_or_else(|| function_error(ErrorCode::TooManyArgs, wst))?;
@@ -248,25 +285,25 @@ pub(crate) fn parse<R: Resolver>(
                 let mut first_alt = true;
                 loop {
                     if !first_alt {
-                        let _ = b.def.fe_text.push(" | ");
+                        listed!(b.def.fe_text, p.pos, " | ")?;
                     }
                     first_alt = false;
+                    p.skip_space();
+                    let tst = p.pos;
                     let ty = parse_type(&mut p)?;
-                    let _ = write_type(&mut b.def.fe_text, ty);
-                    let _ = b.def.fe_text.push(" ");
+                    listed!(b.def.fe_text, tst, "{} ", TypeText(ty))?;
                     p.skip_space();
                     let nst = p.pos;
                     let c0 = p.byte();
                     let mut piece: Str<128> = Str::new();
-                    let _ = write_type(&mut piece, ty);
-                    let _ = piece.push(" ");
+                    arg_text!(piece, nst, "{} ", TypeText(ty))?;
                     if is_digit(c0) {
                         // TYPE ADDR
                         let addr = address(&mut p)?;
                         let mut nm: Str<32> = Str::new();
-                        let _ = write!(nm, "addr_{:x}", addr);
-                        let _ = write!(b.def.fe_text, "0x{:x}", addr);
-                        let _ = write!(piece, "0x{:x}", addr);
+                        arg_text!(nm, nst, "addr_{:x}", addr)?;
+                        listed!(b.def.fe_text, nst, "0x{:x}", addr)?;
+                        arg_text!(piece, nst, "0x{:x}", addr)?;
                         let prog = compile(Load::Imm(addr), ty, &[])?;
                         b.add(nm.as_bytes(), nst, ty, prog, piece.as_str())?;
                     } else {
@@ -277,21 +314,22 @@ pub(crate) fn parse<R: Resolver>(
                         if !text::is_good_name(name) {
                             return Err(function_error(ErrorCode::BadArgName, nst));
                         }
-                        let _ = b.def.fe_text.push(text::as_str(name));
-                        let _ = piece.push(text::as_str(name));
+                        let name_text = text::as_str(name);
+                        listed!(b.def.fe_text, nst, "{}", name_text)?;
+                        arg_text!(piece, nst, "{}", name_text)?;
                         if p.peek() == b'=' {
                             p.pos += 1;
                             let addr = address(&mut p)?;
-                            let _ = write!(b.def.fe_text, "=0x{:x}", addr);
-                            let _ = write!(piece, "=0x{:x}", addr);
+                            listed!(b.def.fe_text, nst, "=0x{:x}", addr)?;
+                            arg_text!(piece, nst, "=0x{:x}", addr)?;
                             let prog = compile(Load::Imm(addr), ty, &[])?;
                             b.add(name, nst, ty, prog, piece.as_str())?;
                         } else {
                             let mut inds = [(0usize, Ind::Off(0)); 32];
                             let mut itext: Str<128> = Str::new();
-                            let ni = parse_inds(&mut p, &mut inds, &mut itext)?;
-                            let _ = b.def.fe_text.push(itext.as_str());
-                            let _ = piece.push(itext.as_str());
+                            let ni = parse_inds(&mut p, &mut inds, &mut itext, nst)?;
+                            listed!(b.def.fe_text, nst, "{}", itext)?;
+                            arg_text!(piece, nst, "{}", itext)?;
                             uses_slot = true;
                             if param_elsewhere(r, func, name, slot) {
                                 return Err(function_error(ErrorCode::FeParamElsewhere, nst));
@@ -326,7 +364,7 @@ pub(crate) fn parse<R: Resolver>(
         };
         return Err(function_error(code, p.pos));
     }
-    let _ = b.def.fe_text.push(")");
+    listed!(b.def.fe_text, p.pos, ")")?;
     if exit {
         p.skip_space();
         p.pos = p.pos.saturating_add(2); // "->"
@@ -339,11 +377,10 @@ pub(crate) fn parse<R: Resolver>(
             return Err(function_error(ErrorCode::BadArgName, nst));
         }
         let mut piece: Str<128> = Str::new();
-        let _ = write_type(&mut piece, ty);
-        let _ = write!(piece, " {}", text::as_str(name));
+        arg_text!(piece, nst, "{} {}", TypeText(ty), text::as_str(name))?;
         let mut inds = [(0usize, Ind::Off(0)); 32];
-        let ni = parse_inds(&mut p, &mut inds, &mut piece)?;
-        let _ = write!(b.def.fe_text, " -> {}", piece.as_str());
+        let ni = parse_inds(&mut p, &mut inds, &mut piece, nst)?;
+        listed!(b.def.fe_text, nst, " -> {}", piece)?;
         let prog = compile(Load::RetVal, ty, text::head(&inds, ni))?;
         b.add(name, nst, ty, prog, piece.as_str())?;
     }

@@ -127,10 +127,7 @@ impl<'d> Builder<'d> {
         if a.name.set(text::as_str(name)).is_err() || name.len() > crate::lang::MAX_ARG_NAME_LEN {
             return Err(function_error(ErrorCode::ArgNameTooLong, name_col));
         }
-        let _ = a.text.set(
-            text.get(..text.len().min(crate::lang::MAX_ARGSTR_CAP))
-                .unwrap_or(""),
-        );
+        a.text.set_truncated(text);
         a.ty = ty.t;
         a.count = u8::try_from(ty.count).unwrap_or(0);
         a.fixed_string = ty.count > 0 && matches!(ty.t, FetchType::CChar | FetchType::UChar);

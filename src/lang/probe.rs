@@ -310,7 +310,7 @@ fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
     if !is_return {
         out.maxactive = 0;
     }
-    let _ = out.group.set("kprobes");
+    out.group.set_truncated("kprobes");
     let mut have_event = false;
     if let Some(e) = ev_pos {
         have_event = parse_event_name(tail(argv0, e), e, out)?;
@@ -355,7 +355,8 @@ fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
         None => return Ok(Outcome::Cancel),
     };
     let is_tp = at(argv0, 0) == b't';
-    let _ = out.group.set(if is_tp { "tracepoints" } else { "fprobes" });
+    out.group
+        .set_truncated(if is_tp { "tracepoints" } else { "fprobes" });
     let mut ev_pos = None;
     if argv0.len() > 1 {
         if at(argv0, 1) != b':' {
@@ -513,7 +514,7 @@ fn create_eprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definition) -> LResu
         Some(a) => a,
         None => return Ok(Outcome::Cancel),
     };
-    let _ = out.group.set("eprobes");
+    out.group.set_truncated("eprobes");
     let mut have_event = false;
     if let Some(p) = find(tail(argv0, 1), b':') {
         have_event = parse_event_name(tail(argv0, p + 2), p + 2, out)?;

@@ -72,6 +72,21 @@ impl<const N: usize> Str<N> {
         self.push(s)
     }
 
+    /// Replace the contents with as much of `s` as fits, cut at a
+    /// character boundary: for texts the kernel cuts too (default event
+    /// names) and constants known to fit.
+    pub(crate) fn set_truncated(&mut self, s: &str) {
+        let mut n = s.len().min(N);
+        while n > 0 && !s.is_char_boundary(n) {
+            n -= 1;
+        }
+        self.clear();
+        if let (Some(dst), Some(src)) = (self.buf.get_mut(..n), s.as_bytes().get(..n)) {
+            dst.copy_from_slice(src);
+            self.len = n;
+        }
+    }
+
     /// Replace byte `at` (which must be ASCII, as must `b`) by `b`.
     pub(crate) fn replace_ascii(&mut self, at: usize, b: u8) {
         if at < self.len && b.is_ascii() {
@@ -269,6 +284,23 @@ pub(crate) fn is_reserved_field(name: &[u8], fields: Fields) -> bool {
         .any(|r| r.as_bytes() == name)
 }
 
+/// A writer that keeps what fits of what is written to it, cut at a
+/// character boundary, and drops the rest.
+pub(crate) struct Truncating<'a, const N: usize>(pub(crate) &'a mut Str<N>);
+
+impl<const N: usize> fmt::Write for Truncating<'_, N> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let room = N.saturating_sub(self.0.len());
+        let mut n = s.len().min(room);
+        while n > 0 && !s.is_char_boundary(n) {
+            n -= 1;
+        }
+        self.0
+            .push(s.get(..n).unwrap_or(""))
+            .map_err(|()| fmt::Error)
+    }
+}
+
 /// Set `event` to a default event name: the formatted text truncated to
 /// fit and sanitized as the kernel's `sanitize_event_name()` does (`:`,
 /// `.`, `*` after the first byte become `_`).
@@ -277,12 +309,16 @@ pub(crate) fn set_default_event_name(
     args: fmt::Arguments<'_>,
 ) {
     let mut buf: Str<512> = Str::new();
-    let _ = fmt::write(&mut buf, args);
-    let mut n = buf.len().min(MAX_EVENT_NAME_LEN - 1);
-    while n > 0 && !buf.as_str().is_char_boundary(n) {
-        n -= 1;
+    let mut cut = Truncating(&mut buf);
+    // Truncating never fails: what does not fit is dropped.
+    if fmt::write(&mut cut, args).is_err() {
+        buf.clear();
     }
-    let _ = event.set(buf.as_str().get(..n).unwrap_or(""));
+    let fits = buf
+        .as_str()
+        .get(..buf.len().min(MAX_EVENT_NAME_LEN - 1))
+        .unwrap_or("");
+    event.set_truncated(fits);
     for i in 1..event.len() {
         if matches!(at(event.as_bytes(), i), b':' | b'.' | b'*') {
             event.replace_ascii(i, b'_');

@@ -237,3 +237,36 @@ fn removal() {
         Ok(Command::Nothing)
     );
 }
+
+/// A definition whose normalized text does not fit is refused, never
+/// listed cut short: offsets are listed in decimal and a comma gets its
+/// space, so a line within the length limit can list longer than the
+/// text's capacity.
+#[test]
+fn texts_that_do_not_fit_are_refused() {
+    // 22 bytes each, listed as 23.
+    let offsets = "+0x7fffffffffffffff[0]".repeat(5);
+    let mut line = String::from("do_IRQ(");
+    let mut i = 0;
+    while line.len() < 3960 {
+        line.push_str(&format!("u8 a{i}{offsets},"));
+        i += 1;
+    }
+    line.push_str("u8 z)");
+    assert!(line.len() <= 4095);
+    let e = err_of(Control::FunctionEvents, &line);
+    assert_eq!(e.code, ErrorCode::EventTooBig, "{e}");
+
+    // One argument's text: 224 bytes of offsets and indices.
+    let offsets = "+1000000000[0]".repeat(16);
+    let e = err_of(
+        Control::FunctionEvents,
+        &format!("do_IRQ(x64 regs{offsets})"),
+    );
+    assert_eq!((e.code, e.column), (ErrorCode::ArgTooLong, 11), "{e}");
+    let e = err_of(
+        Control::FunctionEvents,
+        &format!("do_IRQ() -> x64 ret{offsets}"),
+    );
+    assert_eq!((e.code, e.column), (ErrorCode::ArgTooLong, 16), "{e}");
+}
