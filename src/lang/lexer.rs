@@ -7,7 +7,7 @@
 //! error_log shows for a word, and the cursor the function event syntax
 //! reads a line with. Whitespace is the kernel's `isspace()` throughout.
 
-use crate::lang::parse::ByteWrite;
+use crate::lang::text::ByteWrite;
 use crate::lang::text::{at, find, head, is_alnum, is_space, mid, tail};
 
 /// The first line of what is left of a write.

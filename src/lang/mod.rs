@@ -87,7 +87,7 @@ pub use kernels::{
 };
 pub use kind::{Family, JoinRefusal, KindInfo, ProbeKind, Site};
 pub use lexer::{cut_line, Cut};
-pub use parse::{parse, write_command, ByteWrite};
+pub use parse::{parse, write_command};
 pub use print::Symbolizer;
 pub use resolver::{
     BtfError, BtfFunc, BtfMember, BtfType, FilterCheck, FuncEntry, NoResolver, Resolver,
@@ -98,6 +98,7 @@ pub use synth::{
     SynthField, SynthSource, SynthStorage, SynthTypeError, SYNTH_FIELDS_MAX, SYNTH_STRING_MAX,
     SYNTH_SYSTEM,
 };
+pub use text::ByteWrite;
 pub use text::{first_nul, Str};
 pub use types::{
     Bitfield, Deref, EventField, FetchType, FieldKind, Load, PrintKind, Program, Reg, Space, Store,

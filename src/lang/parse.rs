@@ -11,23 +11,8 @@ use crate::lang::lexer;
 use crate::lang::lexer::Words;
 use crate::lang::probe::{self, Outcome};
 use crate::lang::resolver::Resolver;
-use crate::lang::text::{at, find, head, tail};
+use crate::lang::text::{at, find, head, tail, ByteWrite};
 use crate::lang::MAX_LINE_LEN;
-
-/// Where [`write_command`] puts the command text: bytes, not `str`. The
-/// kernel's error_log copies the bytes that were written, valid UTF-8 or
-/// not, and counts caret columns in bytes; re-encoding them would change
-/// both.
-pub trait ByteWrite {
-    /// Append `b`; an error stops the writing.
-    fn write_bytes(&mut self, b: &[u8]) -> core::fmt::Result;
-}
-
-impl<F: FnMut(&[u8]) -> core::fmt::Result> ByteWrite for F {
-    fn write_bytes(&mut self, b: &[u8]) -> core::fmt::Result {
-        self(b)
-    }
-}
 
 /// Write the command text the kernel's `error_log` shows after
 /// `Command: ` for an error on `line`: the words joined by single spaces

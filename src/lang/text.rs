@@ -10,6 +10,21 @@ use core::fmt;
 
 use crate::lang::MAX_EVENT_NAME_LEN;
 
+/// Where [`crate::lang::write_command`] puts the command text: bytes, not `str`. The
+/// kernel's error_log copies the bytes that were written, valid UTF-8 or
+/// not, and counts caret columns in bytes; re-encoding them would change
+/// both.
+pub trait ByteWrite {
+    /// Append `b`; an error stops the writing.
+    fn write_bytes(&mut self, b: &[u8]) -> core::fmt::Result;
+}
+
+impl<F: FnMut(&[u8]) -> core::fmt::Result> ByteWrite for F {
+    fn write_bytes(&mut self, b: &[u8]) -> core::fmt::Result {
+        self(b)
+    }
+}
+
 /// A UTF-8 string stored inline with a fixed capacity of `N` bytes.
 ///
 /// Appending never splits a character: a write that does not fit is refused
