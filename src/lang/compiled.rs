@@ -12,8 +12,9 @@
 
 use core::fmt::{self, Write};
 
-use crate::lang::def::{Definition, ProbeArg};
+use crate::lang::def::Definition;
 use crate::lang::interp::{HeaderIps, Memory, Regs};
+use crate::lang::record::ProbeArg;
 use crate::lang::view::{DefView, Names, RecordPlan, Scalars};
 
 /// The variable-length parts of a compiled definition, in storage its

@@ -6,8 +6,9 @@
 //! `traceprobe_parse_probe_arg()` computes them; the result is then turned
 //! into the typed [`Program`].
 
-use crate::lang::def::{Definition, ProbeArg};
+use crate::lang::def::Definition;
 use crate::lang::error::{errno, ErrorCode};
+use crate::lang::record::ProbeArg;
 use crate::lang::resolver::{BtfFunc, BtfType, Resolver};
 use crate::lang::text::{
     self, at, find, head, is_alpha, is_digit, is_good_name, is_reserved_field, rfind, tail, Fields,

@@ -2,8 +2,9 @@
 //! The function event compiler: what the function event syntax read
 //! becomes, a program per argument and the record layout.
 
-use crate::lang::def::{Definition, ProbeArg};
+use crate::lang::def::Definition;
 use crate::lang::error::{function_error, ErrorCode, ParseError};
+use crate::lang::record::ProbeArg;
 use crate::lang::text::{self, is_reserved_field, Fields};
 use crate::lang::types::{Deref, FetchType, Load, Program, Space, Store};
 use crate::lang::{MAX_PROBE_EVENT_SIZE, MAX_TRACE_ARGS};

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The interpreter: runs the fetch programs and writes a record.
 
-use crate::lang::def::{ProbeArg, TRACE_ENTRY_SIZE};
+use crate::lang::record::{ProbeArg, TRACE_ENTRY_SIZE};
 use crate::lang::text;
 use crate::lang::types::{Bitfield, Load, Reg, Space, Store};
 use crate::lang::view::{DefView, RecordPlan, Scalars, Step, Steps, WordSource};

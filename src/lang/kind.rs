@@ -4,8 +4,18 @@
 //! kernel layer does to register each kind is its own concern (the
 //! probe's place, src/probe.rs, and its hook, src/hooks/).
 
-use crate::lang::def::Control;
 use crate::lang::error::Subsystem;
+
+/// Which control file a line was written to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// `kprobe_events`: `p`, `r` and `-` lines.
+    KprobeEvents,
+    /// `dynamic_events`: adds `f`, `t` and `!`.
+    DynamicEvents,
+    /// `function_events`: `FUNC(ARGS)` lines.
+    FunctionEvents,
+}
 
 /// What kind of probe a definition creates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

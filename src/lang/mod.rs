@@ -71,6 +71,7 @@ mod listing;
 mod parse;
 mod print;
 mod probe;
+mod record;
 mod resolver;
 mod synth;
 mod text;
@@ -79,16 +80,17 @@ mod view;
 
 pub use btf::{Btf, BtfBlobError};
 pub use compiled::{Compiled, FrozenSizes, Storage};
-pub use def::{Command, Control, Definition, Field, ProbeArg, TRACE_ENTRY_SIZE};
+pub use def::{Command, Definition};
 pub use error::{errno, ErrorCode, ParseError, Subsystem};
 pub use interp::{Fault, HeaderIps, Memory, Regs};
 pub use kernels::{
     for_version, KernelFacts, LogEntry, Mismatch, LINUX_7_2, LINUX_7_3, MAX_ARGSTR_CAP, SERIES,
 };
-pub use kind::{Family, JoinRefusal, KindInfo, ProbeKind, Site};
+pub use kind::{Control, Family, JoinRefusal, KindInfo, ProbeKind, Site};
 pub use lexer::{cut_line, Cut};
 pub use parse::{parse, write_command};
 pub use print::Symbolizer;
+pub use record::{Field, ProbeArg, TRACE_ENTRY_SIZE};
 pub use resolver::{
     BtfError, BtfFunc, BtfMember, BtfType, FilterCheck, FuncEntry, NoResolver, Resolver,
     SymbolCheck,

@@ -4,9 +4,10 @@
 //! syntax ([`funcev`]). The lexer has cut the line; this is the one place
 //! that tells which of these a line is.
 
-use crate::lang::def::{Command, Control, Definition};
+use crate::lang::def::{Command, Definition};
 use crate::lang::error::{errno, function_error, ErrorCode, ParseError, Subsystem};
 use crate::lang::funcev;
+use crate::lang::kind::Control;
 use crate::lang::lexer;
 use crate::lang::lexer::Words;
 use crate::lang::probe::{self, Outcome};

@@ -3,7 +3,7 @@
 
 use core::fmt::{self, Write};
 
-use crate::lang::def::{ProbeArg, TRACE_ENTRY_SIZE};
+use crate::lang::record::{ProbeArg, TRACE_ENTRY_SIZE};
 use crate::lang::text;
 use crate::lang::text::write_lossy;
 use crate::lang::types::{FetchType, PrintKind};

@@ -6,9 +6,10 @@
 
 use core::fmt::Write;
 
-use crate::lang::def::{Control, Definition};
+use crate::lang::def::Definition;
 use crate::lang::error::{errno, ErrorCode, ParseError, Subsystem};
 use crate::lang::fetch::{self, AErr, Ctx, Flags};
+use crate::lang::kind::Control;
 use crate::lang::kind::ProbeKind;
 use crate::lang::lexer::{self, Words};
 use crate::lang::resolver::{FilterCheck, FuncEntry, Resolver, SymbolCheck};

@@ -7,8 +7,8 @@
 
 use core::fmt::{self, Write};
 
-use crate::lang::def::{Field, ProbeArg, TRACE_ENTRY_SIZE};
 use crate::lang::kind::ProbeKind;
+use crate::lang::record::{Field, ProbeArg, TRACE_ENTRY_SIZE};
 use crate::lang::types::{FetchType, Reg, Space};
 
 /// What a definition is besides its names, arguments and saved
