@@ -80,7 +80,7 @@ pub(crate) fn compile(load: Load, ty: Ty, inds: &[(usize, Ind)]) -> Result<Progr
                     space: Space::Auto,
                     offset: off,
                 })
-                .map_err(|_| function_error(ErrorCode::TooManyOps, col))?;
+                .map_err(|()| function_error(ErrorCode::TooManyOps, col))?;
                 pending = 0;
             }
         }

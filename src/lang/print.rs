@@ -28,9 +28,9 @@ fn le(rec: &[u8], off: usize, size: usize) -> u64 {
 
 fn sext(v: u64, size: usize) -> i64 {
     match size {
-        1 => v as u8 as i8 as i64,
-        2 => v as u16 as i16 as i64,
-        4 => v as u32 as i32 as i64,
+        1 => i64::from(v as u8 as i8),
+        2 => i64::from(v as u16 as i16),
+        4 => i64::from(v as u32 as i32),
         _ => v as i64,
     }
 }

@@ -778,7 +778,7 @@ fn arg_text<R: Resolver>(
     match meta.src(j) {
         Src::BtfParam(n) => {
             let name = ctx.btf_param(n).map(|x| x.0).unwrap_or("");
-            buf.push(name).map_err(|_| overflow())?;
+            buf.push(name).map_err(|()| overflow())?;
         }
         Src::Orig(k) => {
             let a = args.get(k).unwrap_or(&[]);
@@ -788,7 +788,7 @@ fn arg_text<R: Resolver>(
                     .btf_param(n.saturating_sub(1) as u32)
                     .map(|x| x.0)
                     .unwrap_or("");
-                buf.push(name).map_err(|_| overflow())?;
+                buf.push(name).map_err(|()| overflow())?;
                 write_lossy(buf, tail(a, 4 + d)).map_err(|_| overflow())?;
             } else if a.len() > LONG_ARG {
                 // Longer than the buffer may hold: the kernel still checks
@@ -826,10 +826,10 @@ fn arg_text<R: Resolver>(
         let dn = ctx.r.dentry_name_offset();
         let r = if at(t, n - 1) == b'd' {
             write_lossy(buf, pre)
-                .and_then(|_| write!(buf, "+0x0(+0x{:x}({})):string", dn, text::as_str(val)))
+                .and_then(|()| write!(buf, "+0x0(+0x{:x}({})):string", dn, text::as_str(val)))
         } else {
             let fd = ctx.r.file_dentry_offset();
-            write_lossy(buf, pre).and_then(|_| {
+            write_lossy(buf, pre).and_then(|()| {
                 write!(
                     buf,
                     "+0x0(+0x{:x}(+0x{:x}({}))):string",

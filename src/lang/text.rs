@@ -122,7 +122,7 @@ impl<const N: usize> Default for Str<N> {
 
 impl<const N: usize> fmt::Write for Str<N> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.push(s).map_err(|_| fmt::Error)
+        self.push(s).map_err(|()| fmt::Error)
     }
 }
 

@@ -464,9 +464,9 @@ impl EventField {
             FieldKind::Value => {
                 let n = usize::from(self.size);
                 read(n).map(|v| match (self.signed, n) {
-                    (true, 1) => v as u8 as i8 as i64 as u64,
-                    (true, 2) => v as u16 as i16 as i64 as u64,
-                    (true, 4) => v as u32 as i32 as i64 as u64,
+                    (true, 1) => i64::from(v as u8 as i8) as u64,
+                    (true, 2) => i64::from(v as u16 as i16) as u64,
+                    (true, 4) => i64::from(v as u32 as i32) as u64,
                     _ => v,
                 })
             }

@@ -15,7 +15,14 @@
     // 1.85 does not know the lint.
     unknown_lints,
     unnecessary_transmutes,
-    clippy::all
+    clippy::all,
+    // The lints the kernel adds to clippy's defaults, for code no one
+    // writes by hand.
+    clippy::as_underscore,
+    clippy::cast_lossless,
+    clippy::ptr_as_ptr,
+    clippy::ref_as_ptr,
+    clippy::undocumented_unsafe_blocks
 )]
 // The kernel's structs (dentry, file_operations) hold a zero-sized
 // lockdep_map without lockdep; only pointers to them cross the boundary.

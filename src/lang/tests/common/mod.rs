@@ -289,7 +289,11 @@ pub fn fields_of(d: &Definition) -> Vec<String> {
             f.write_type(&mut t).unwrap();
             format!(
                 "{} {};\toffset:{};\tsize:{};\tsigned:{};",
-                t, f.name, f.offset, f.size, f.signed as u8
+                t,
+                f.name,
+                f.offset,
+                f.size,
+                u8::from(f.signed)
             )
         })
         .collect()
