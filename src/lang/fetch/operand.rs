@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+//! One fetch operand (`parse_probe_arg()`): registers, the stack,
+//! memory and its dereferences, immediates, symbols.
+
+use super::btf_arg::parse_btf_arg;
+use super::insn::{op, range, set, Code, END_SLOT, K};
+use super::vars::parse_vars;
+use super::{err, err_no, AErr, Ctx};
+use crate::lang::def::Definition;
+use crate::lang::error::{errno, ErrorCode};
+use crate::lang::resolver::Resolver;
+use crate::lang::text::{self, at, find, head, is_alpha, is_digit, rfind, tail};
+use crate::lang::types::Reg;
+
+/// `str_to_immediate()`: the error is the errno the write fails with
+/// (`ERANGE` for a number that overflows).
+pub(super) fn str_to_immediate(s: &[u8]) -> Result<u64, i32> {
+    match at(s, 0) {
+        c if is_digit(c) => text::kstrtoull_errno(s, 0),
+        b'-' => text::kstrtoll_errno(s, 0).map(|v| v as u64),
+        b'+' => text::kstrtoll_errno(tail(s, 1), 0).map(|v| v as u64),
+        _ => Err(errno::EINVAL),
+    }
+}
+
+/// `parse_probe_arg()`: returns the index of the last instruction.
+pub(super) fn parse_fetch<R: Resolver>(
+    ctx: &mut Ctx<'_, R>,
+    def: &mut Definition,
+    code: &mut Code,
+    pc: usize,
+    arg: &[u8],
+    abs: usize,
+    depth: u32,
+) -> Result<usize, AErr> {
+    if depth > 32 {
+        return err_no(ErrorCode::TooManyOps, ctx.offset, errno::E2BIG);
+    }
+    let mut pc = pc;
+    match at(arg, 0) {
+        b'$' => {
+            pc = parse_vars(ctx, def, code, pc, arg, abs)?;
+        }
+        b'%' => {
+            if ctx.flags.fprobe || ctx.flags.tevent {
+                // The kernel logs BAD_VAR and then BAD_FETCH_ARG at the same
+                // place; report the first, more precise one.
+                return err(ErrorCode::BadVar, ctx.offset);
+            } else {
+                match Reg::from_name(tail(arg, 1)) {
+                    Some(r) => set(code, pc, K::Reg(r)),
+                    None => return err(ErrorCode::BadRegName, ctx.offset),
+                }
+            }
+        }
+        b'@' => {
+            let c1 = at(arg, 1);
+            if is_digit(c1) {
+                match text::kstrtoull_errno(tail(arg, 1), 0) {
+                    Ok(v) => set(code, pc, K::Imm(v)),
+                    Err(e) => return err_no(ErrorCode::BadMemAddr, ctx.offset, e),
+                }
+            } else if c1 == b'+' {
+                return err(ErrorCode::FileOnKprobe, ctx.offset);
+            } else {
+                set(
+                    code,
+                    pc,
+                    K::Symbol(range(abs + 1, arg.len().saturating_sub(1))),
+                );
+                pc += 1;
+                if pc == END_SLOT {
+                    return err_no(ErrorCode::TooManyOps, ctx.offset, errno::E2BIG);
+                }
+                set(code, pc, K::Imm(0));
+            }
+            pc += 1;
+            if pc == END_SLOT {
+                return err_no(ErrorCode::TooManyOps, ctx.offset, errno::E2BIG);
+            }
+            set(code, pc, K::Deref(0));
+        }
+        b'+' | b'-' => {
+            // 7.3 caps typecast/dereference nesting
+            // (`TRACEPROBE_MAX_NESTED_LEVEL`) before it reads the level.
+            if let Some(max) = ctx.r.kernel().max_nested_level() {
+                if depth >= max {
+                    return err_no(ErrorCode::TooManyNested, ctx.offset, errno::E2BIG);
+                }
+            }
+            let sign = at(arg, 0);
+            let user = at(arg, 1) == b'u';
+            let skip = if user { 2 } else { 1 };
+            let rest = tail(arg, skip);
+            let p = match find(rest, b'(') {
+                Some(p) => p,
+                None => return err(ErrorCode::DerefNeedBrace, ctx.offset),
+            };
+            let num = head(rest, p);
+            // kstrtol() of the offset, '-' included: `-+4(` and `--4(`
+            // have no digits after the sign.
+            let off = if sign == b'+' {
+                text::kstrtoll_errno(num, 0)
+            } else {
+                text::negative_errno(num, 0)
+            };
+            let off = match off {
+                Ok(o) => o,
+                Err(e) => return err_no(ErrorCode::BadDerefOffs, ctx.offset, e),
+            };
+            ctx.offset = ctx.offset.saturating_add(p + 2);
+            let inner_abs = abs + skip + p + 1;
+            let inner = tail(rest, p + 1);
+            let close = match rfind(inner, b')') {
+                Some(c) => c,
+                None => {
+                    return err(ErrorCode::DerefOpenBrace, ctx.offset + inner.len());
+                }
+            };
+            let cur = ctx.offset;
+            pc = parse_fetch(ctx, def, code, pc, head(inner, close), inner_abs, depth + 1)?;
+            ctx.offset = cur;
+            if matches!(op(code, pc), K::Comm | K::Data(_)) {
+                return err(ErrorCode::CommCantDeref, ctx.offset);
+            }
+            pc += 1;
+            if pc == END_SLOT {
+                return err_no(ErrorCode::TooManyOps, ctx.offset, errno::E2BIG);
+            }
+            set(code, pc, if user { K::UDeref(off) } else { K::Deref(off) });
+            ctx.last_type = None;
+        }
+        b'\\' => {
+            if at(arg, 1) == b'"' {
+                let s = tail(arg, 2);
+                if s.last() != Some(&b'"') {
+                    return err(ErrorCode::ImmstrNoClose, ctx.offset + 2 + s.len());
+                }
+                set(code, pc, K::Data(range(abs + 2, s.len() - 1)));
+            } else {
+                match str_to_immediate(tail(arg, 1)) {
+                    Ok(v) => set(code, pc, K::Imm(v)),
+                    Err(e) => return err_no(ErrorCode::BadImm, ctx.offset + 1, e),
+                }
+            }
+        }
+        b'(' => return err(ErrorCode::TypecastNotEvent, ctx.offset),
+        c if is_alpha(c) || c == b'_' => {
+            if !ctx.flags.is_function_entry() && !ctx.flags.is_function_return() {
+                return err(ErrorCode::NosupBtfarg, ctx.offset);
+            }
+            pc = parse_btf_arg(ctx, def, code, pc, arg)?;
+        }
+        _ => {}
+    }
+    if op(code, pc) == K::Nop {
+        return err(ErrorCode::BadFetchArg, ctx.offset);
+    }
+    Ok(pc)
+}

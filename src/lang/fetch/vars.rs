@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The `$` variables (`parse_probe_vars()`): `$retval`, `$stackN`,
+//! `$argN`, `$comm` and the entry data an exit event keeps.
+
+use super::btf_arg::parse_btf_arg;
+use super::insn::{set, Code, K};
+use super::{err, err_no, AErr, Ctx};
+use crate::lang::def::Definition;
+use crate::lang::error::{errno, ErrorCode};
+use crate::lang::resolver::Resolver;
+use crate::lang::text::{self, at, is_digit, tail};
+use crate::lang::PARAM_MAX_STACK;
+
+/// `parse_probe_vars()`.
+// Kept out of `parse_fetch`, which recurses once per dereference: its
+// locals would otherwise be on the stack at every level.
+#[inline(never)]
+pub(super) fn parse_vars<R: Resolver>(
+    ctx: &mut Ctx<'_, R>,
+    def: &mut Definition,
+    code: &mut Code,
+    pc: usize,
+    orig: &[u8],
+    _abs: usize,
+) -> Result<usize, AErr> {
+    let arg = tail(orig, 1);
+    if ctx.flags.tevent {
+        // parse_trace_event(): a field of the source event, else $comm.
+        let field = core::str::from_utf8(arg)
+            .ok()
+            .zip(ctx.source)
+            .and_then(|(f, (sys, ev))| ctx.r.event_field(sys, ev, f));
+        if let Some(f) = field {
+            set(code, pc, K::TpArg(f));
+            return Ok(pc);
+        }
+        if arg == b"comm" || arg == b"COMM" {
+            set(code, pc, K::Comm);
+            return Ok(pc);
+        }
+        return err(ErrorCode::BadVar, ctx.offset);
+    }
+    if arg.starts_with(b"retval") {
+        if !ctx.flags.ret {
+            return err(ErrorCode::RetvalOnProbe, ctx.offset);
+        }
+        return parse_btf_arg(ctx, def, code, pc, orig);
+    }
+    if let Some(rest) = arg.strip_prefix(b"stack") {
+        if rest.is_empty() {
+            set(code, pc, K::StackP);
+            return Ok(pc);
+        }
+        if is_digit(at(rest, 0)) {
+            let v = match text::kstrtoull_errno(rest, 10) {
+                Ok(v) => v,
+                Err(e) => {
+                    let e = ctx.r.kernel().var_number_errno(e);
+                    return err_no(ErrorCode::BadVar, ctx.offset, e);
+                }
+            };
+            if v > PARAM_MAX_STACK {
+                return err(ErrorCode::BadStackNum, ctx.offset);
+            }
+            set(code, pc, K::Stack(v as u32));
+            return Ok(pc);
+        }
+        return err(ErrorCode::BadVar, ctx.offset);
+    }
+    if arg == b"comm" || arg == b"COMM" {
+        set(code, pc, K::Comm);
+        return Ok(pc);
+    }
+    if let Some(rest) = arg.strip_prefix(b"arg") {
+        let v = match text::kstrtoull_errno(rest, 10) {
+            Ok(v) => v,
+            Err(e) => {
+                let e = ctx.r.kernel().var_number_errno(e);
+                return err_no(ErrorCode::BadVar, ctx.offset, e);
+            }
+        };
+        if v == 0 || v > PARAM_MAX_STACK {
+            return err(ErrorCode::BadArgNum, ctx.offset);
+        }
+        let param = (v - 1) as u32;
+        if ctx.flags.is_function_entry() {
+            let p = if ctx.flags.tpoint {
+                param.saturating_add(1)
+            } else {
+                param
+            };
+            set(code, pc, K::Arg(p));
+        } else if ctx.flags.is_function_return() {
+            let slot = store_entry_arg(def, param)?;
+            set(code, pc, K::Edata(slot));
+        } else {
+            return err(ErrorCode::NofentryArgs, ctx.offset);
+        }
+        return Ok(pc);
+    }
+    err(ErrorCode::BadVar, ctx.offset)
+}
+
+/// `__store_entry_arg()`: the entry-data slot of parameter `argnum`.
+pub(super) fn store_entry_arg(def: &mut Definition, argnum: u32) -> Result<u32, AErr> {
+    let a = u16::try_from(argnum).unwrap_or(u16::MAX);
+    if let Some(p) = def.entry_args().iter().position(|&x| x == a) {
+        return Ok(p as u32);
+    }
+    let n = def.n_entry;
+    match def.entry_args.get_mut(n) {
+        Some(s) => *s = a,
+        None => return err_no(ErrorCode::TooManyEargs, 0, errno::E2BIG),
+    }
+    def.n_entry = n + 1;
+    Ok(n as u32)
+}
