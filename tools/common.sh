@@ -80,10 +80,21 @@ new_run_dir() {
 # never build products or ignored files) into DEST, with their times.
 #   copy_project DEST [PATH...]   (PATHs limit the copy, as for git)
 copy_project() {
-	local dest=$1
+	local dest=$1 list
 	shift
-	(cd "$DYNPROBE_TOP" && git ls-files -z --cached --others --exclude-standard -- "$@" |
-		tar --null -T - -cf - --ignore-failed-read 2>/dev/null) | tar -C "$dest" -xf -
+	list=$(mktemp)
+	(cd "$DYNPROBE_TOP" && git ls-files -z --cached --others --exclude-standard -- "$@") >"$list"
+	(cd "$DYNPROBE_TOP" && tar --null -T "$list" -cf - --ignore-failed-read 2>/dev/null) |
+		tar -C "$dest" -xf -
+	# A file the checkout no longer has must not stay beside the build
+	# products (Rust would find both fetch.rs and fetch/mod.rs): what the
+	# last copy brought and this one does not is removed.
+	if [ -f "$dest/.dynprobe-copied" ]; then
+		LC_ALL=C comm -z -23 <(LC_ALL=C sort -z "$dest/.dynprobe-copied") \
+			<(LC_ALL=C sort -z "$list") | (cd "$dest" && xargs -0 -r rm -f --)
+	fi
+	cp "$list" "$dest/.dynprobe-copied"
+	rm -f "$list"
 }
 
 log() { printf '[setup] %s\n' "$*" >&2; }
