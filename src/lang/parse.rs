@@ -6,12 +6,12 @@
 
 use crate::lang::def::{Command, Definition};
 use crate::lang::error::{errno, function_error, ErrorCode, ParseError, Subsystem};
-use crate::lang::funcev;
+
 use crate::lang::kind::Control;
 use crate::lang::lexer;
 use crate::lang::lexer::Words;
-use crate::lang::probe::{self, Outcome};
 use crate::lang::resolver::Resolver;
+use crate::lang::syntax::{self, Outcome};
 use crate::lang::text::{at, find, head, tail, ByteWrite};
 use crate::lang::MAX_LINE_LEN;
 
@@ -78,9 +78,9 @@ pub fn parse<'l, R: Resolver>(
         if c0 == 0 {
             return Ok(Command::Nothing);
         }
-        return funcev::parse(line, resolver, out).map(|()| Command::Define);
+        return syntax::function::parse(line, resolver, out).map(|()| Command::Define);
     }
-    match probe::parse(control, line, resolver, out) {
+    match syntax::parse(control, line, resolver, out) {
         Ok(Outcome::Done) => Ok(Command::Define),
         Ok(Outcome::Cancel) => {
             out.reset();
