@@ -15,7 +15,7 @@ use core::fmt::{self, Write};
 use crate::lang::def::Definition;
 use crate::lang::interp::{HeaderIps, Memory, Regs};
 use crate::lang::record::ProbeArg;
-use crate::lang::view::{DefView, Names, RecordPlan, Scalars};
+use crate::lang::view::{DefView, Names, Scalars};
 
 /// The variable-length parts of a compiled definition, in storage its
 /// owner allocated.
@@ -131,10 +131,8 @@ impl<S: Storage> Compiled<S> {
         ips: HeaderIps,
         out: &mut [u8],
     ) -> usize {
-        match self.scalars.plan {
-            RecordPlan::Steps(ref steps) => self.scalars.record_steps(steps, regs, mem, ips, out),
-            _ => self.record_view().record(regs, mem, ips, out),
-        }
+        self.scalars
+            .record_by_plan(|| self.record_view(), regs, mem, ips, out)
     }
 
     /// How many entry-data slots a return probe saves at entry.

@@ -168,12 +168,7 @@ impl DefView<'_> {
         ips: HeaderIps,
         out: &mut [u8],
     ) -> usize {
-        match self.plan {
-            RecordPlan::Steps(ref steps) => self.record_steps(steps, regs, mem, ips, out),
-            RecordPlan::Values => self.record_values(regs, ips, out),
-            RecordPlan::Filled => self.interpret(regs, mem, ips, out, false),
-            RecordPlan::General => self.interpret(regs, mem, ips, out, true),
-        }
+        Scalars::record_by_plan(self, || *self, regs, mem, ips, out)
     }
 
     /// [`DefView::record`] for a definition of plain values that fill the
@@ -454,6 +449,27 @@ fn run_arg(a: &ProbeArg, base: usize, regs: &impl Regs, mem: &impl Memory, d: &m
 }
 
 impl Scalars {
+    /// The one dispatch on a definition's record plan, for
+    /// [`DefView::record`] and [`crate::lang::Compiled::record`]: a record
+    /// of steps is written from the scalars alone; the other plans read
+    /// the arguments, through the view `view` makes.
+    #[inline]
+    pub(crate) fn record_by_plan<'v>(
+        &self,
+        view: impl FnOnce() -> DefView<'v>,
+        regs: &impl Regs,
+        mem: &impl Memory,
+        ips: HeaderIps,
+        out: &mut [u8],
+    ) -> usize {
+        match self.plan {
+            RecordPlan::Steps(ref steps) => self.record_steps(steps, regs, mem, ips, out),
+            RecordPlan::Values => view().record_values(regs, ips, out),
+            RecordPlan::Filled => view().interpret(regs, mem, ips, out, false),
+            RecordPlan::General => view().interpret(regs, mem, ips, out, true),
+        }
+    }
+
     /// [`DefView::record`] for a definition of words and strings from the
     /// registers and entry data ([`RecordPlan::Steps`]): the header and
     /// each step in turn, without looking at the arguments.
