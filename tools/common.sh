@@ -2,6 +2,7 @@
 # they are keyed. Sourced, never run.
 
 DYNPROBE_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$DYNPROBE_TOP/tools/release-names.sh"
 DYNPROBE_CACHE=${DYNPROBE_CACHE:-/var/cache/dynprobe}
 
 # The kernel we build against: Debian's linux-source-7.2 package.
