@@ -379,7 +379,6 @@ pub(crate) unsafe extern "C" fn dynprobe_probe_cmd_start(
                 b::dynprobe_kind_DYNPROBE_DYNAMIC_EVENTS => b"prft",
                 _ => return None,
             };
-            let probe_type = probe_type as u8;
             if !types.contains(&probe_type) {
                 return None;
             }

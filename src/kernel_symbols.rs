@@ -95,6 +95,8 @@ macro_rules! resolved_symbols {
             name: concat!(stringify!($o), "\0"),
             why: $owhy,
             optional: $oopt,
+            // The fields are pointers of several types.
+            #[allow(clippy::as_underscore)]
             store: |ksyms, addr| ksyms.$field = addr as _,
         }),*];
 
@@ -202,7 +204,7 @@ fn ksyms() -> *mut b::dynprobe_kernel_symbols {
 fn find_kallsyms_lookup_name() -> Result<usize> {
     // SAFETY: an all-zero kprobe is an unregistered one, as C's `= { }`.
     let mut kp: b::kprobe = unsafe { core::mem::zeroed() };
-    kp.symbol_name = c"kallsyms_lookup_name".as_ptr().cast();
+    kp.symbol_name = c"kallsyms_lookup_name".as_char_ptr().cast();
     // SAFETY: `kp` is a valid kprobe that stays in place until it is
     // unregistered below.
     let ret = unsafe { b::register_kprobe(&mut kp) };
@@ -255,7 +257,7 @@ fn resolve_all(own: usize) -> Result {
     // It finds itself where its kprobe is only if the call reached it.
     let found_own = lookup_name(DYNPROBE_RESOLVED_FUNCTIONS.0[0].name);
     // SAFETY: reads the kernel text at `found_own` without faulting.
-    if unsafe { b::dynprobe_body_of(found_own as _) } as usize != own {
+    if unsafe { b::dynprobe_body_of(found_own) } as usize != own {
         pr_err!("kallsyms_lookup_name, called through its stub, does not find itself: calls to unexported functions do not work\n");
         return Err(ENOENT);
     }
@@ -265,7 +267,7 @@ fn resolve_all(own: usize) -> Result {
             continue;
         };
         // SAFETY: reads the kernel text at `addr` without faulting.
-        let start = unsafe { b::dynprobe_body_of(addr as _) };
+        let start = unsafe { b::dynprobe_body_of(addr) };
         if let (Some(body), Some(set)) = (BODIES.get(i), SET_HAVE.get(i)) {
             body.store(start as usize, Ordering::Relaxed);
             set(ksyms);
@@ -340,7 +342,7 @@ pub(crate) fn exit() {
 pub(crate) fn lookup(name: &CStr) -> usize {
     // SAFETY: `name` is NUL-terminated; the stub reaches
     // kallsyms_lookup_name() (checked by `resolve`) or returns 0.
-    unsafe { b::dynprobe_call_kallsyms_lookup_name(name.as_ptr().cast()) as usize }
+    unsafe { b::dynprobe_call_kallsyms_lookup_name(name.as_char_ptr().cast()) as usize }
 }
 
 /// How many symbols are called `name`: in vmlinux if there are any there
@@ -360,7 +362,7 @@ pub(crate) fn count_symbols(module: Option<&CStr>, name: &CStr) -> (u32, bool) {
         unsafe {
             b::dynprobe_call_kallsyms_on_each_match_symbol(
                 Some(count_symbol),
-                name.as_ptr().cast(),
+                name.as_char_ptr().cast(),
                 addr_of_mut!(ctx.count).cast(),
             )
         };
@@ -368,7 +370,7 @@ pub(crate) fn count_symbols(module: Option<&CStr>, name: &CStr) -> (u32, bool) {
             return (ctx.count, false);
         }
     }
-    let module_ptr = module.map_or(core::ptr::null(), |m| m.as_ptr().cast());
+    let module_ptr = module.map_or(core::ptr::null(), |m| m.as_char_ptr().cast());
     // SAFETY: `module_ptr` is NUL-terminated or null (all modules); the
     // callback gets `ctx`, which outlives the call.
     unsafe {
@@ -403,7 +405,7 @@ extern "C" fn count_module_symbol(
     let ctx = unsafe { &mut *data.cast::<SymbolCount<'_>>() };
     ctx.module_symbols += 1;
     // SAFETY: kallsyms passes NUL-terminated names.
-    if unsafe { CStr::from_ptr(name.cast()) } == ctx.name {
+    if unsafe { CStr::from_char_ptr(name.cast()) } == ctx.name {
         ctx.count += 1;
     }
     0
@@ -425,7 +427,7 @@ pub(crate) fn kernel_error_message(index: u8, buf: &mut [u8]) -> Option<usize> {
     let slot = table.wrapping_add(index.into()) as usize;
     let mut owner = [0u8; 64];
     // SAFETY: `owner` is writable for its length.
-    let n = unsafe { b::dynprobe_sprint_symbol(owner.as_mut_ptr(), owner.len(), slot as _, false) };
+    let n = unsafe { b::dynprobe_sprint_symbol(owner.as_mut_ptr(), owner.len(), slot as usize, false) };
     if owner.get(..n)? != b"trace_probe_err_text" {
         return None;
     }

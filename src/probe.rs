@@ -152,7 +152,7 @@ impl Probe {
         let feed = Feed {
             feed: Opaque::new(b::dynprobe_feed {
                 sink,
-                def: (&*def as *const CompiledDef).cast(),
+                def: core::ptr::from_ref::<CompiledDef>(&*def).cast(),
                 fixed_size: place.fixed_record_size,
                 nhit,
             }),

@@ -767,7 +767,7 @@ struct SeqWriter(*mut b::trace_seq);
 impl SeqWriter {
     fn put(&mut self, bytes: &[u8]) {
         // SAFETY: the seq pointer is valid during the print callback.
-        unsafe { b::trace_seq_putmem(self.0, bytes.as_ptr().cast(), bytes.len() as _) };
+        unsafe { b::trace_seq_putmem(self.0, bytes.as_ptr().cast(), bytes.len() as u32) };
     }
 }
 

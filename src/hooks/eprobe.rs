@@ -167,12 +167,12 @@ impl EprobeHook {
     ///
     /// `place.symbol`, and `place.filter` unless NULL, are
     /// NUL-terminated; `feed` outlives the hook.
-    pub(crate) unsafe fn new(
+    pub(crate) unsafe fn boxed(
         place: &b::dynprobe_place,
         feed: *mut b::dynprobe_feed,
     ) -> Result<KBox<dyn Hook>> {
         // SAFETY: per the function's contract.
-        let source = unsafe { CStr::from_ptr(place.symbol.cast()) };
+        let source = unsafe { CStr::from_char_ptr(place.symbol.cast()) };
         let name = source
             .to_str()
             .ok()

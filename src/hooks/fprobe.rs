@@ -64,7 +64,7 @@ fn shared_hook_address(kind: b::dynprobe_probe_kind, func: &CStr) -> Option<usiz
         return None;
     }
     // SAFETY: `func` is NUL-terminated; the stub checks the symbol.
-    let addr = unsafe { b::dynprobe_call_kallsyms_lookup_name(func.as_ptr().cast()) };
+    let addr = unsafe { b::dynprobe_call_kallsyms_lookup_name(func.as_char_ptr().cast()) };
     // SAFETY: a plain comparison with the modules' area.
     (addr != 0 && !unsafe { b::dynprobe_in_module_area(addr) }).then_some(addr)
 }
@@ -96,7 +96,7 @@ impl FprobeHook {
     /// # Safety
     ///
     /// `feed` must outlive the hook.
-    pub(super) unsafe fn new(
+    pub(super) unsafe fn boxed(
         place: &b::dynprobe_place,
         feed: *mut b::dynprobe_feed,
     ) -> Result<KBox<dyn Hook>> {
@@ -259,7 +259,7 @@ pub(crate) fn function_traceable(func: &CStr) -> bool {
         }
     } else {
         // SAFETY: `func` is NUL-terminated; the stub checks the symbol.
-        addr = unsafe { b::dynprobe_call_kallsyms_lookup_name(func.as_ptr().cast()) };
+        addr = unsafe { b::dynprobe_call_kallsyms_lookup_name(func.as_char_ptr().cast()) };
         if addr == 0 {
             return false;
         }
@@ -272,7 +272,7 @@ pub(crate) fn function_traceable(func: &CStr) -> bool {
         let ret = if glob.is_empty() {
             b::ftrace_set_filter_ip(ops, addr, 0, 1)
         } else {
-            b::ftrace_set_filter(ops, glob.as_mut_ptr(), bytes.len() as _, 1)
+            b::ftrace_set_filter(ops, glob.as_mut_ptr(), bytes.len() as i32, 1)
         };
         b::ftrace_free_filter(ops);
         ret

@@ -56,7 +56,7 @@ impl KprobeHook {
     /// # Safety
     ///
     /// `feed` must outlive the hook.
-    pub(super) unsafe fn new(
+    pub(super) unsafe fn boxed(
         place: &b::dynprobe_place,
         feed: *mut b::dynprobe_feed,
     ) -> Result<KBox<dyn Hook>> {
@@ -80,7 +80,7 @@ impl KprobeHook {
                         match symbol_name {
                             Some(name) => {
                                 (*kp).symbol_name = name;
-                                (*kp).offset = place.offset as _;
+                                (*kp).offset = place.offset as u32;
                             }
                             None => (*kp).addr = place.addr as *mut _,
                         }

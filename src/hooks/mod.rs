@@ -57,18 +57,18 @@ pub(crate) unsafe fn new_hook(
     Ok(match place.kind {
         b::dynprobe_probe_kind_DYNPROBE_KPROBE | b::dynprobe_probe_kind_DYNPROBE_KRETPROBE => {
             // SAFETY: per the function's contract.
-            unsafe { kprobe::KprobeHook::new(place, feed) }?
+            unsafe { kprobe::KprobeHook::boxed(place, feed) }?
         }
         b::dynprobe_probe_kind_DYNPROBE_EVENT => {
             // SAFETY: per the function's contract.
-            unsafe { eprobe::EprobeHook::new(place, feed) }?
+            unsafe { eprobe::EprobeHook::boxed(place, feed) }?
         }
         b::dynprobe_probe_kind_DYNPROBE_TRACEPOINT => {
             // SAFETY: per the function's contract.
-            unsafe { tracepoint::TracepointHook::new(place, feed) }?
+            unsafe { tracepoint::TracepointHook::boxed(place, feed) }?
         }
         // SAFETY: per the function's contract.
-        _ => unsafe { fprobe::FprobeHook::new(place, feed) }?,
+        _ => unsafe { fprobe::FprobeHook::boxed(place, feed) }?,
     })
 }
 
@@ -87,7 +87,7 @@ fn place_symbol(place: &b::dynprobe_place) -> Result<KVec<u8>> {
         return Ok(KVec::new());
     }
     // SAFETY: a non-null place symbol is a NUL-terminated string.
-    nul_terminated(unsafe { core::ffi::CStr::from_ptr(place.symbol.cast()) }.to_bytes())
+    nul_terminated(unsafe { core::ffi::CStr::from_char_ptr(place.symbol.cast()) }.to_bytes())
 }
 
 /// Lockdown (`LOCKDOWN_KPROBES`, confidentiality) refuses to hook a

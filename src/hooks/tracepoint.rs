@@ -82,7 +82,7 @@ fn find_in_module(module: NonNull<b::module>, name: &CStr) -> Option<NonNull<b::
         // SAFETY: the module is live (listed); `i` is checked there.
         let tp = NonNull::new(unsafe { b::dynprobe_module_tracepoint(module.as_ptr(), i) })?;
         // SAFETY: a live tracepoint's name is NUL-terminated.
-        if unsafe { CStr::from_ptr((*tp.as_ptr()).name.cast()) } == name {
+        if unsafe { CStr::from_char_ptr((*tp.as_ptr()).name.cast()) } == name {
             return Some(tp);
         }
     }
@@ -102,7 +102,7 @@ unsafe extern "C" fn match_tracepoint(tp: *mut b::tracepoint, priv_: *mut c_void
     // SAFETY: per the function's contract.
     let lookup = unsafe { &mut *priv_.cast::<Lookup<'_>>() };
     // SAFETY: a live tracepoint's name is NUL-terminated.
-    if lookup.found.is_null() && unsafe { CStr::from_ptr((*tp).name.cast()) } == lookup.name {
+    if lookup.found.is_null() && unsafe { CStr::from_char_ptr((*tp).name.cast()) } == lookup.name {
         lookup.found = tp;
     }
 }
@@ -117,7 +117,7 @@ fn find(state: &State, name: &CStr) -> Option<NonNull<b::tracepoint>> {
     unsafe {
         b::for_each_kernel_tracepoint(
             Some(match_tracepoint),
-            (&mut lookup as *mut Lookup<'_>).cast(),
+            core::ptr::from_mut(&mut lookup).cast(),
         )
     };
     if let Some(tp) = NonNull::new(lookup.found) {
@@ -137,7 +137,7 @@ impl TracepointHook {
     /// # Safety
     ///
     /// `feed` must outlive the hook.
-    pub(super) unsafe fn new(
+    pub(super) unsafe fn boxed(
         place: &b::dynprobe_place,
         feed: *mut b::dynprobe_feed,
     ) -> Result<KBox<dyn Hook>> {
