@@ -27,8 +27,12 @@ TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 ifeq ($(KDIR),)
 # The kernel built by `make setup`, compiled in the trixie root.
 KDIR_CACHED = $(shell $(TOP)/tools/setup-kernel --print-kdir)
-MAKE_KERNEL = $(TOP)/tools/in-root make -C $(KDIR_CACHED) M=$(TOP)
-MAKE_SAMPLES = $(TOP)/tools/in-root make -C $(KDIR_CACHED) M=$(TOP)/samples
+# CLIPPY=1 builds with the kernel's clippy, KRUSTFLAGS adds rustc flags
+# (make check: CLIPPY=1 KRUSTFLAGS=-Dwarnings); the root's make does not
+# see the caller's variables otherwise.
+KBUILD_PASS = $(if $(CLIPPY),CLIPPY=$(CLIPPY)) $(if $(KRUSTFLAGS),KRUSTFLAGS="$(KRUSTFLAGS)")
+MAKE_KERNEL = $(TOP)/tools/in-root make -C $(KDIR_CACHED) M=$(TOP) $(KBUILD_PASS)
+MAKE_SAMPLES = $(TOP)/tools/in-root make -C $(KDIR_CACHED) M=$(TOP)/samples $(KBUILD_PASS)
 else
 # Any Rust-enabled Linux 7.2 build tree, with the host's toolchain.
 MAKE_KERNEL = $(MAKE) -C $(KDIR) M=$(TOP) $(if $(LLVM),LLVM=$(LLVM))
