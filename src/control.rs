@@ -279,7 +279,8 @@ pub(crate) fn open(
         // is deleted (deleting one and making it again would lose its
         // filter and triggers), and none can become busy while the
         // synthetic events go (deleting them takes event_mutex, so both
-        // kinds cannot go under one hold of it).
+        // kinds cannot go under one hold of it). A busy synthetic event
+        // refuses it before any is deleted too (SynthEvents::clear).
         let owned = owned_by(file);
         {
             let lock = EventsLock::lock_probes();
