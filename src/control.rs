@@ -160,48 +160,68 @@ fn render(file: dynprobe_file, registry: &mut Registry) -> Result<Snapshot> {
     Ok(out)
 }
 
-/// Whether a clear of `file` must be refused: a definition it owns is
-/// held from outside the set it clears (enabled, perf, a reference that
-/// is not one of dynprobe's own event probes', or an event probe of
-/// dynprobe's that the clear does not remove).
-fn clear_refused(file: dynprobe_file, events: &[Event], lock: &EventsLock) -> bool {
-    let owned = |e: &&Event| owns(file, e.def().kind());
-    events.iter().filter(owned).any(|e| {
+/// Whether removing the events `in_set` picks must be refused: one of
+/// them is held from outside the set (enabled, perf, a reference that is
+/// not one of dynprobe's own event probes', or an event probe of
+/// dynprobe's that the set does not include).
+fn set_refused(events: &[Event], in_set: &impl Fn(&Event) -> bool, lock: &EventsLock) -> bool {
+    events.iter().filter(|e| in_set(e)).any(|e| {
         let (group, event) = (e.def().group(), e.def().event());
         e.held_outside(lock)
             || (e.held_inside(lock)
                 && events
                     .iter()
-                    .any(|x| !owns(file, x.def().kind()) && x.probes_event(group, event)))
+                    .any(|x| !in_set(x) && x.probes_event(group, event)))
     })
 }
 
-/// Marks the events `file` owns as being removed by a clear, or not.
-fn set_closing(file: dynprobe_file, events: &[Event], closing: bool, lock: &EventsLock) {
-    for ev in events.iter().filter(|e| owns(file, e.def().kind())) {
+/// Marks the events `in_set` picks as being removed, or not.
+fn set_closing(
+    events: &[Event],
+    in_set: &impl Fn(&Event) -> bool,
+    closing: bool,
+    lock: &EventsLock,
+) {
+    for ev in events.iter().filter(|e| in_set(e)) {
         ev.set_closing(closing, lock);
     }
 }
 
+/// The definitions a clear of `file` removes.
+fn owned_by(file: dynprobe_file) -> impl Fn(&Event) -> bool {
+    move |e: &Event| owns(file, e.def().kind())
+}
+
 /// Removes the definitions `file` owns; nothing if one of them is held
-/// from outside them. Event probes among them go before the events they
-/// probe, which they hold until their probes are torn down.
+/// from outside them.
 fn clear(file: dynprobe_file, registry: &mut Registry) -> Result {
-    let owned = registry
-        .events
-        .iter()
-        .filter(|e| owns(file, e.def().kind()))
-        .count();
+    remove_set(registry, &owned_by(file), &|_: &Event| false)
+}
+
+/// Removes the events `in_set` picks, all or (`EBUSY`) none: refused if
+/// one of them is held from outside the set, or if an event `busy_check`
+/// picks is busy (under the same hold of event_mutex). Event probes among
+/// them go before the events they probe, which they hold until their
+/// probes are torn down. `in_set` must pick by what an event is, not by
+/// where it is in the list.
+fn remove_set(
+    registry: &mut Registry,
+    in_set: &impl Fn(&Event) -> bool,
+    busy_check: &impl Fn(&Event) -> bool,
+) -> Result {
+    let owned = registry.events.iter().filter(|e| in_set(e)).count();
     // Reserved up front, so nothing fails once removals start.
     let mut unlinked = KVec::with_capacity(owned, GFP_KERNEL)?;
     let mut lock = EventsLock::lock();
     // The check and the first removals under one hold of event_mutex, so
-    // an event enabled meanwhile cannot make the clear a partial one;
+    // an event enabled meanwhile cannot make the removal a partial one;
     // what stays for a later round takes no new enable or reference.
-    if clear_refused(file, &registry.events, &lock) {
+    if set_refused(&registry.events, in_set, &lock)
+        || registry.events.iter().any(|e| busy_check(e) && e.busy())
+    {
         return Err(EBUSY);
     }
-    set_closing(file, &registry.events, true, &lock);
+    set_closing(&registry.events, in_set, true, &lock);
     loop {
         // Each round removes what nothing holds any more: the event
         // probes first, then (once their probes are torn down, after
@@ -210,13 +230,13 @@ fn clear(file: dynprobe_file, registry: &mut Registry) -> Result {
         let mut left = 0;
         while i < registry.events.len() {
             let ev = &mut registry.events[i];
-            if !owns(file, ev.def().kind()) {
+            if !in_set(ev) {
                 i += 1;
             } else if ev.held_inside(&lock) {
                 left += 1;
                 i += 1;
             } else if let Err(e) = ev.unlink(&lock) {
-                set_closing(file, &registry.events, false, &lock);
+                set_closing(&registry.events, in_set, false, &lock);
                 return Err(e);
             } else {
                 // Within the capacity reserved above: cannot fail.
@@ -233,9 +253,9 @@ fn clear(file: dynprobe_file, registry: &mut Registry) -> Result {
         }
         lock = EventsLock::lock();
         if !removed {
-            // Held by nothing this clear removes (not reached: the check
+            // Held by nothing this removal takes (not reached: the check
             // above refused such holds).
-            set_closing(file, &registry.events, false, &lock);
+            set_closing(&registry.events, in_set, false, &lock);
             return Err(EBUSY);
         }
     }
@@ -259,23 +279,25 @@ pub(crate) fn open(
         // is deleted (deleting one and making it again would lose its
         // filter and triggers), and none can become busy while the
         // synthetic events go (deleting them takes event_mutex, so both
-        // kinds cannot go under one hold of it).
+        // kinds cannot go under one hold of it). A busy synthetic event
+        // refuses it before any is deleted too (SynthEvents::clear).
+        let owned = owned_by(file);
         {
             let lock = EventsLock::lock_probes();
-            if clear_refused(file, &registry.events, &lock) {
+            if set_refused(&registry.events, &owned, &lock) {
                 return Err(EBUSY);
             }
-            set_closing(file, &registry.events, true, &lock);
+            set_closing(&registry.events, &owned, true, &lock);
         }
         let cleared = match registry.synth.clear() {
             Ok(cleared) => cleared,
             Err(e) => {
-                set_closing(file, &registry.events, false, &EventsLock::lock_probes());
+                set_closing(&registry.events, &owned, false, &EventsLock::lock_probes());
                 return Err(e);
             }
         };
         if let Err(e) = clear(file, &mut registry) {
-            set_closing(file, &registry.events, false, &EventsLock::lock_probes());
+            set_closing(&registry.events, &owned, false, &EventsLock::lock_probes());
             registry.synth.restore(cleared);
             return Err(e);
         }
@@ -309,7 +331,10 @@ pub(crate) fn reject(e: &ParseError, line: &[u8]) -> Error {
 }
 
 /// `-:` / `!` lines: every matching definition goes; a probe of a
-/// multi-probe event goes alone when its siblings do not match.
+/// multi-probe event goes alone when its siblings do not match. All or
+/// nothing: when one of the events it touches is in use (`EBUSY`),
+/// nothing goes. Event probes among the events it removes go before the
+/// events they probe (`-:GROUP/` with both in the group).
 fn remove(
     file: dynprobe_file,
     registry: &mut Registry,
@@ -317,40 +342,42 @@ fn remove(
     event: &str,
     args: &[u8],
 ) -> Result {
-    let mut found = false;
-    let mut i = 0;
-    while i < registry.events.len() {
-        let ev = &mut registry.events[i];
-        let matching = ev
-            .defs()
+    let matching = |ev: &Event| {
+        ev.defs()
             .filter(|d| owns(file, d.kind()) && d.matches_removal(group, event, args))
-            .count();
-        if matching == 0 {
-            i += 1;
-            continue;
-        }
-        found = true;
+            .count()
+    };
+    let whole = |ev: &Event| {
+        let n = matching(ev);
+        n > 0 && n == ev.nr_probes()
+    };
+    let partly = |ev: &Event| {
+        let n = matching(ev);
+        n > 0 && n < ev.nr_probes()
+    };
+    let mut found = registry.events.iter().any(|e| matching(e) > 0);
+    // The whole events first, refused (nothing removed) if one of them or
+    // an event whose probes go alone is in use.
+    if found {
+        remove_set(registry, &whole, &partly)?;
+    }
+    for ev in registry.events.iter_mut().filter(|e| partly(e)) {
         if ev.busy() {
+            // Enabled since the check above.
             return Err(EBUSY);
-        }
-        if matching == ev.nr_probes() {
-            ev.remove()?;
-            registry.events.remove(i)?;
-            continue;
         }
         let mut p = 0;
         while p < ev.nr_probes() {
             let hit = ev
                 .defs()
                 .nth(p)
-                .is_some_and(|d| d.matches_removal(group, event, args));
+                .is_some_and(|d| owns(file, d.kind()) && d.matches_removal(group, event, args));
             if hit {
                 ev.remove_probe(p)?;
             } else {
                 p += 1;
             }
         }
-        i += 1;
     }
     // dynamic_events also removes a synthetic event of that name.
     let synthetic = group.is_none_or(|g| g == lang::SYNTH_SYSTEM);

@@ -127,6 +127,18 @@ impl SynthEvent {
         }
     }
 
+    /// Whether deleting it would be refused now (`EBUSY`): `None` when
+    /// that cannot be told (src/shim/synth.c checks the kernel's event
+    /// looks as it expects).
+    fn busy(&self) -> Option<bool> {
+        // SAFETY: `name` is NUL-terminated.
+        match unsafe { b::dynprobe_synth_busy(self.name.as_ptr().cast()) } {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
+    }
+
     /// Makes the event again from its listing, after a clear that could
     /// not finish.
     fn recreate(&self) -> Result<Self> {
@@ -215,10 +227,17 @@ impl SynthEvents {
         Ok(())
     }
 
-    /// Removes every event, or none: when one is in use (`EBUSY`), those
-    /// already deleted are made again.
+    /// Removes every event, or none (`EBUSY`) when one is in use. In use
+    /// is checked first, so that a refused clear deletes nothing: an event
+    /// deleted and made again would have lost its filter, triggers and id.
+    /// Only an event taken in use after that check (a hist trigger written
+    /// meanwhile), or one whose use cannot be told, makes the clear
+    /// delete and make again those it deleted before it.
     pub(crate) fn clear(&mut self) -> Result<Cleared> {
         self.prune();
+        if self.events.iter().any(|e| e.busy() == Some(true)) {
+            return Err(EBUSY);
+        }
         let mut cleared = KVec::with_capacity(self.events.len(), GFP_KERNEL)?;
         while !self.events.is_empty() {
             if let Err(e) = self.events[0].delete() {

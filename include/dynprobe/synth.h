@@ -24,6 +24,13 @@ int dynprobe_synth_create(const char *name,
 /* Deletes synthetic event @name: 0, -ENOENT, or -EBUSY when it is in use. */
 int dynprobe_synth_delete(const char *name);
 /*
+ * Whether deleting synthetic event @name would fail with -EBUSY now: 1
+ * or 0; -ENOENT when there is no such event, -EOPNOTSUPP when the
+ * kernel's event does not look as synth.c expects (nothing then says it
+ * is free).
+ */
+int dynprobe_synth_busy(const char *name);
+/*
  * The print fmt of the event @name of the synthetic system: its length,
  * copied into @buf cut to @len - 1 bytes and NUL-terminated; -ENOENT when
  * there is no such event.

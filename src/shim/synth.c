@@ -6,10 +6,13 @@
  */
 
 #include <linux/err.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/stddef.h>
 #include <linux/string.h>
 #include <linux/trace_events.h>
 #include "dynprobe/synth.h"
+#include "dynprobe/resolved.h"
 
 static_assert(sizeof(struct dynprobe_synth_field) ==
 	      sizeof(struct synth_field_desc));
@@ -54,6 +57,72 @@ int dynprobe_synth_print_fmt(const char *name, char *buf, size_t len)
 	ret = strlen(fmt);
 	if (len)
 		strscpy(buf, fmt, len);
+	trace_put_event_file(file);
+	return ret;
+}
+
+/*
+ * The head of the kernel's struct synth_event (kernel/trace/trace_synth.h,
+ * which no headers package carries; the same from 5.6 to 7.3): its
+ * struct dyn_event, the count of hist trigger actions that trace it
+ * (onmatch().trace(), .NAME(), onmax() ...), its name. The event's call
+ * points back to it (call->data, register_synth_event()).
+ */
+struct dynprobe_synth_event_head {
+	struct list_head list;		/* struct dyn_event */
+	void *ops;
+	int ref;
+	char *name;
+};
+
+/*
+ * What synth_event_delete() would refuse, checked before a clear deletes
+ * any event, so that a refused clear deletes none (deleting one and
+ * making it again would lose its filters, triggers and id): a hist
+ * action tracing it (se->ref, destroy_synth_event()), a reference on the
+ * event (trace_event_dyn_busy(): event probes, perf, trace_get_event_file
+ * users; the one taken here excepted), and the tracepoint in use
+ * (enabled in any instance, or by perf: trace_remove_event_call()
+ * refuses). Read under event_mutex, under which each of them changes.
+ */
+int dynprobe_synth_busy(const char *name)
+{
+	struct dynprobe_synth_event_head *se;
+	struct trace_event_file *file;
+	struct trace_event_call *call;
+	char se_name[128];
+	size_t len = strlen(name) + 1;
+	char *name_ptr;
+	int ret;
+
+	file = trace_get_event_file(NULL, "synthetic", name);
+	if (IS_ERR(file))
+		return PTR_ERR(file) == -EINVAL ? -ENOENT : PTR_ERR(file);
+	call = file->event_call;
+	se = call->data;
+	mutex_lock(dynprobe_ksyms.event_mutex);
+	/*
+	 * The head is checked before it is believed: it lies before the call
+	 * inside one allocation, and its name pointer, read without
+	 * faulting, names this event.
+	 */
+	ret = -EOPNOTSUPP;
+	if (!se || (void *)se >= (void *)call ||
+	    (void *)call - (void *)se > 4096 ||
+	    len > sizeof(se_name) ||
+	    copy_from_kernel_nofault(&name_ptr, &se->name, sizeof(name_ptr)) ||
+	    copy_from_kernel_nofault(se_name, name_ptr, len) ||
+	    memcmp(se_name, name, len) ||
+	    !(call->flags & TRACE_EVENT_FL_TRACEPOINT) || !call->tp)
+		goto out;
+	ret = READ_ONCE(se->ref) != 0 ||
+	      atomic_read(&call->refcnt) > 1 ||
+#ifdef CONFIG_PERF_EVENTS
+	      call->perf_refcount != 0 ||
+#endif
+	      rcu_access_pointer(call->tp->funcs) != NULL;
+out:
+	mutex_unlock(dynprobe_ksyms.event_mutex);
 	trace_put_event_file(file);
 	return ret;
 }
