@@ -138,7 +138,11 @@ fn render(file: dynprobe_file, registry: &mut Registry) -> Result<Snapshot> {
             registry.synth.render(w.0, false)?;
         }
         b::dynprobe_file_DYNPROBE_FILE_KPROBE_PROFILE => {
-            for ev in registry.events.iter().filter(|e| owns(file, e.def().kind())) {
+            for ev in registry
+                .events
+                .iter()
+                .filter(|e| owns(file, e.def().kind()))
+            {
                 for (hits, misses) in ev.counts() {
                     writeln!(w, "  {:<44} {:>15} {:>15}", ev.def().event(), hits, misses)
                         .map_err(|_| ENOMEM)?;
@@ -146,7 +150,11 @@ fn render(file: dynprobe_file, registry: &mut Registry) -> Result<Snapshot> {
             }
         }
         _ => {
-            for ev in registry.events.iter().filter(|e| owns(file, e.def().kind())) {
+            for ev in registry
+                .events
+                .iter()
+                .filter(|e| owns(file, e.def().kind()))
+            {
                 for def in ev.defs() {
                     def.canonical(&mut w).map_err(|_| ENOMEM)?;
                     w.write_char('\n').map_err(|_| ENOMEM)?;
@@ -320,9 +328,7 @@ pub(crate) fn reject(e: &ParseError, line: &[u8]) -> Error {
             cmd.extend_from_slice(b, GFP_KERNEL)
                 .map_err(|_| core::fmt::Error)
         };
-        if lang::write_command(e, line, &mut put).is_ok()
-            && cmd.push(0, GFP_KERNEL).is_ok()
-        {
+        if lang::write_command(e, line, &mut put).is_ok() && cmd.push(0, GFP_KERNEL).is_ok() {
             let pos = u16::try_from(e.column).unwrap_or(u16::MAX);
             error_log::log(e.subsystem, &cmd, e.code as u8, pos);
         }
@@ -421,7 +427,13 @@ fn word_column(line: &[u8], index: usize) -> usize {
 
 /// A rejection of the kernel's making (not the parser's): logged like a
 /// parse error, at word `index` of the line.
-fn kernel_error(kind: ProbeKind, line: &[u8], code: lang::ErrorCode, index: usize, errno: Error) -> Error {
+fn kernel_error(
+    kind: ProbeKind,
+    line: &[u8],
+    code: lang::ErrorCode,
+    index: usize,
+    errno: Error,
+) -> Error {
     let e = ParseError {
         code,
         column: word_column(line, index),
@@ -466,12 +478,25 @@ fn append(ev: &mut Event, def: Arc<CompiledDef>, line: &[u8]) -> Result {
     let diff = first.compare_arg_types(&new);
     if diff != 0 {
         // The kernel counts arguments from word 2 of the line.
-        return Err(kernel_error(kind, line, lang::ErrorCode::DiffArgType, diff + 1, EEXIST));
+        return Err(kernel_error(
+            kind,
+            line,
+            lang::ErrorCode::DiffArgType,
+            diff + 1,
+            EEXIST,
+        ));
     }
     if ev.defs().any(|d| d.same_as(&new)) {
-        return Err(kernel_error(kind, line, lang::ErrorCode::SameProbe, 0, EEXIST));
+        return Err(kernel_error(
+            kind,
+            line,
+            lang::ErrorCode::SameProbe,
+            0,
+            EEXIST,
+        ));
     }
-    ev.add_probe(def).map_err(|e| registration_error(kind, line, e))
+    ev.add_probe(def)
+        .map_err(|e| registration_error(kind, line, e))
 }
 
 fn command(file: dynprobe_file, line: &[u8]) -> Result {
@@ -536,7 +561,13 @@ fn define(registry: &mut Registry, def: Arc<CompiledDef>, line: &[u8]) -> Result
         }
         Err(e) if e == EEXIST => {
             // Taken by an event that is not dynprobe's.
-            Err(kernel_error(kind, line, lang::ErrorCode::EventExist, 0, EEXIST))
+            Err(kernel_error(
+                kind,
+                line,
+                lang::ErrorCode::EventExist,
+                0,
+                EEXIST,
+            ))
         }
         Err(e) => Err(registration_error(kind, line, e)),
     }

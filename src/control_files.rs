@@ -103,7 +103,8 @@ impl TracefsFile for ControlFile {
     }
 }
 
-static CONTROL_FOPS: FileOperations<ControlFile> = FileOperations::new(crate::compat::this_module());
+static CONTROL_FOPS: FileOperations<ControlFile> =
+    FileOperations::new(crate::compat::this_module());
 
 /// tracefs `dynprobe/` with its files; dropping it removes them.
 pub(crate) struct ControlFiles {

@@ -427,7 +427,8 @@ pub(crate) fn kernel_error_message(index: u8, buf: &mut [u8]) -> Option<usize> {
     let slot = table.wrapping_add(index.into()) as usize;
     let mut owner = [0u8; 64];
     // SAFETY: `owner` is writable for its length.
-    let n = unsafe { b::dynprobe_sprint_symbol(owner.as_mut_ptr(), owner.len(), slot as usize, false) };
+    let n =
+        unsafe { b::dynprobe_sprint_symbol(owner.as_mut_ptr(), owner.len(), slot as usize, false) };
     if owner.get(..n)? != b"trace_probe_err_text" {
         return None;
     }

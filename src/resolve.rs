@@ -135,7 +135,8 @@ struct ModuleBtf {
 fn module_of(addr: u64) -> Option<([u8; 64], usize)> {
     let mut text = [0u8; 600];
     // SAFETY: `text` is writable for its length.
-    let n = unsafe { b::dynprobe_sprint_symbol(text.as_mut_ptr(), text.len(), addr as usize, true) };
+    let n =
+        unsafe { b::dynprobe_sprint_symbol(text.as_mut_ptr(), text.len(), addr as usize, true) };
     let text = text.get(..n)?;
     let text = text.strip_suffix(b"]")?;
     let open = text.iter().rposition(|&c| c == b'[')?;
@@ -202,7 +203,8 @@ fn starts_with_endbr(addr: u64) -> bool {
     }
     let mut insn = [0u8; 4];
     // SAFETY: `insn` is writable for its length; the read is fault-tolerant.
-    if unsafe { b::dynprobe_read_kernel(insn.as_mut_ptr().cast(), addr as usize, insn.len()) } != 0 {
+    if unsafe { b::dynprobe_read_kernel(insn.as_mut_ptr().cast(), addr as usize, insn.len()) } != 0
+    {
         return false;
     }
     let insn = u32::from_le_bytes(insn);
@@ -436,8 +438,9 @@ impl Resolver for KernelResolver {
         // know, else `SYM+0xOFFS/0xSIZE [MOD]`. NULL never registers.
         let mut text = [0u8; 600];
         // SAFETY: `text` is writable for its length.
-        let n =
-            unsafe { b::dynprobe_sprint_symbol(text.as_mut_ptr(), text.len(), addr as usize, true) };
+        let n = unsafe {
+            b::dynprobe_sprint_symbol(text.as_mut_ptr(), text.len(), addr as usize, true)
+        };
         let text = text.get(..n)?;
         if addr == 0 || text.is_empty() || text.starts_with(b"0x") {
             return None;
