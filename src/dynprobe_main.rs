@@ -9,26 +9,18 @@
 
 use kernel::prelude::*;
 
+use control::{error_log, error_table, files as control_files};
+use probe::resolver as resolve;
+use sys::kernel_symbols;
+
 mod api;
-mod api_commands;
 mod compat;
 mod control;
-mod control_files;
-mod error_log;
-mod error_table;
 mod event;
-mod fetch;
-mod hooks;
-mod kernel_symbols;
+mod fire;
 pub mod lang;
-mod printk;
 mod probe;
-mod readme;
-mod resolve;
-mod synth;
 mod sys;
-mod trace_event;
-mod tracefs;
 
 module! {
     type: Dynprobe,
@@ -52,12 +44,12 @@ impl kernel::Module for Dynprobe {
         }
         control::init();
         error_log::init();
-        if let Err(e) = sys::events_init() {
+        if let Err(e) = probe::init() {
             kernel_symbols::exit();
             return Err(e);
         }
         if let Err(e) = sys::api_init() {
-            sys::events_exit();
+            probe::exit();
             kernel_symbols::exit();
             return Err(e);
         }
@@ -65,7 +57,7 @@ impl kernel::Module for Dynprobe {
             Ok(files) => files,
             Err(e) => {
                 sys::api_exit();
-                sys::events_exit();
+                probe::exit();
                 kernel_symbols::exit();
                 return Err(e);
             }
@@ -83,7 +75,7 @@ impl Drop for Dynprobe {
         // holds dynprobe until it is gone.
         sys::api_exit();
         control::exit();
-        sys::events_exit();
+        probe::exit();
         resolve::btf_exit();
         // Last: everything above may call the kernel through the stubs.
         kernel_symbols::exit();

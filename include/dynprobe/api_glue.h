@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Between the in-kernel API's C half (src/shim/api.c: the exports, held
- * events, synthetic-event calls) and its Rust half (src/api_commands.rs:
- * the commands; src/api.rs: owners, lookups).
+ * events, synthetic-event calls) and its Rust half (src/api/commands.rs:
+ * the commands; src/api/mod.rs: owners, lookups).
  */
 #ifndef DYNPROBE_API_GLUE_H
 #define DYNPROBE_API_GLUE_H
@@ -17,7 +17,7 @@ void dynprobe_api_exit(void);
 
 /*
  * Implemented in Rust: the command functions of api.h themselves
- * (src/api_commands.rs), and these.
+ * (src/api/commands.rs), and these.
  */
 /* Removes what @owner (a struct module, unloading, named @name) owns. */
 void dynprobe_rs_api_owner_gone(const void *owner, const char *name);

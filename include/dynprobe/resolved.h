@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Kernel symbols dynprobe needs that Linux 7.2 does not export. They are
- * resolved once, at load, by src/kernel_symbols.rs (which lists each with
+ * resolved once, at load, by src/sys/kernel_symbols.rs (which lists each with
  * the reason it is needed); nothing else looks symbols up by name.
  *
  * Objects are used through their addresses. Functions are never called
@@ -11,7 +11,7 @@
  * Each is instead called, by a direct call, through a stub of ours with the
  * same prototype, dynprobe_call_<function>() (src/shim/stubs.c), that an
  * ftrace_ops of src/shim/resolve.c redirects into the kernel function's
- * body. Where those bodies are stays private to src/kernel_symbols.rs: no
+ * body. Where those bodies are stays private to src/sys/kernel_symbols.rs: no
  * other code can form a pointer to call.
  */
 #ifndef DYNPROBE_RESOLVED_H

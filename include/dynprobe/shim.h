@@ -25,7 +25,7 @@ enum dynprobe_file {
 #define DYNPROBE_MAX_LINE 4094
 
 /*
- * Implemented in C, called from Rust (src/kernel_symbols.rs). The
+ * Implemented in C, called from Rust (src/sys/kernel_symbols.rs). The
  * redirect of the stubs of unexported functions (src/shim/resolve.c):
  * registering it on the @n stub addresses at @stubs, and unregistering
  * it; where a function's body begins, after its ENDBR slot.
@@ -56,7 +56,7 @@ void *dynprobe_module_btf(const char *module, size_t *len);
 void dynprobe_module_btf_free(void *blob);
 
 /*
- * For the tracefs files (src/tracefs.rs, src/shim/tracefs.c).
+ * For the tracefs files (src/sys/tracefs.rs, src/shim/tracefs.c).
  *
  * tracefs_create_file() is exported; it is declared again here, as in
  * <linux/tracefs.h>, because that header brings all of <linux/fs.h> to
@@ -73,7 +73,7 @@ void dynprobe_kmemleak_not_leak(const void *ptr);
 
 /*
  * Events and their probes. The trace event is a Rust object
- * (src/trace_event.rs); the path of a hit, made of the tracing core's
+ * (src/event/trace_event.rs); the path of a hit, made of the tracing core's
  * static inline functions, is C (src/shim/hit.c); the probes are C
  * (src/shim/probe.c, fentry.c).
  */
@@ -160,7 +160,7 @@ struct dynprobe_feed {
 };
 
 /*
- * A kprobe or kretprobe probe: a Rust object (src/hooks/kprobe.rs) that
+ * A kprobe or kretprobe probe: a Rust object (src/probe/kprobe.rs) that
  * registers @rp (@rp.kp alone for a kprobe); its handlers are kprobe.c's.
  */
 struct dynprobe_kprobe {
@@ -173,7 +173,7 @@ void dynprobe_kprobe_init(struct dynprobe_kprobe *probe, bool ret,
 
 /*
  * An fprobe probe (f events, function events, and t events on a
- * tracepoint's probestub): a Rust object (src/hooks/fprobe.rs,
+ * tracepoint's probestub): a Rust object (src/probe/fprobe.rs,
  * tracepoint.rs) that registers @fp; its handlers are fprobe.c's. An
  * entry probe on a function of the kernel image hooks fentry.c's shared
  * ftrace_ops instead, found by @fentry_addr.
@@ -289,6 +289,8 @@ void dynprobe_kvfree_rcu(void *ptr);
  */
 void dynprobe_events_lock(void);
 void dynprobe_events_unlock(void);
+/* lockdep_assert_held(&event_mutex): where the tracing core holds it for us. */
+void dynprobe_events_assert_held(void);
 /* Whether the current task takes dynprobe's own holds (src/shim/holds.c). */
 bool dynprobe_internal_holds(void);
 /* Whether event @system/@name exists; event_mutex held. */

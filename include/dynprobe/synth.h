@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Synthetic events through the kernel's exported synthetic event API
- * (src/shim/synth.c, used by src/synth.rs).
+ * (src/shim/synth.c, used by src/event/synth.rs).
  */
 #ifndef DYNPROBE_SYNTH_H
 #define DYNPROBE_SYNTH_H

@@ -2,7 +2,7 @@
 //! Probe kinds, and everything that tells one from another in one table
 //! ([`ProbeKind::info`]): a new kind is a variant and a row. What the
 //! kernel layer does to register each kind is its own concern (the
-//! probe's place, src/probe.rs, and its hook, src/hooks/).
+//! probe's place, src/probe/mod.rs, and its hook, src/probe/).
 
 use crate::lang::error::Subsystem;
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dynprobe's in-kernel API (include/dynprobe/api.h): the exports. The
- * commands are Rust (src/api_commands.rs; an out-of-tree module's
+ * commands are Rust (src/api/commands.rs; an out-of-tree module's
  * exports are made by this C macro); holding an event and tracing it wrap
  * the kernel's exported event-file and synthetic-event calls.
  */
@@ -27,7 +27,7 @@ static_assert(DYNPROBE_API_MAX_LINE == DYNPROBE_MAX_LINE);
 /* Characters an event name may not hold: they would end it. */
 #define EVENT_STOPS " \t\n\r\v\f#;,()="
 
-/* The commands, implemented in Rust (src/api_commands.rs). */
+/* The commands, implemented in Rust (src/api/commands.rs). */
 EXPORT_SYMBOL_GPL(dynprobe_cmd_init);
 EXPORT_SYMBOL_GPL(dynprobe_synth_cmd_start);
 EXPORT_SYMBOL_GPL(dynprobe_synth_add_field);

@@ -7,7 +7,7 @@
  * raw samples, a period of one), whose overflow handler gets the record.
  * Perf registration is the tracing core's TRACE_REG_PERF_REGISTER, apart
  * from the trace instances': what the source event records there does not
- * change. The Rust side (src/hooks/eprobe.rs) owns the result.
+ * change. The Rust side (src/probe/eprobe.rs) owns the result.
  *
  * The counters follow CPU hotplug. Perf detaches a CPU's counters when
  * the CPU goes down and does not bring them back; a CPU that comes up
@@ -206,7 +206,7 @@ int dynprobe_event_field(const char *system, const char *event,
  * Runs where the source event fires, with preemption disabled (the
  * tracepoint's perf path, or a probe's), in any context up to NMI. The
  * record goes to the hit path, which hands it to the event probe's record
- * function (src/event.rs).
+ * function (src/event/mod.rs).
  */
 static void eprobe_overflow(struct perf_event *counter,
 			    struct perf_sample_data *data, struct pt_regs *regs)

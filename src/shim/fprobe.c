@@ -2,7 +2,7 @@
 /*
  * The handlers of fprobe probes (f events, function events, and t events,
  * which are fprobes on a tracepoint's probestub), and the few static
- * inline functions their Rust owners need (src/hooks/fprobe.rs,
+ * inline functions their Rust owners need (src/probe/fprobe.rs,
  * tracepoint.rs). The handlers are C because they are made of ftrace's
  * static inline functions; they hand each hit to the hit path (hit.c).
  */

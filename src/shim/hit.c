@@ -5,7 +5,7 @@
  * tracing core's static inline functions (soft disable, per-CPU buffers,
  * perf submission), which Rust cannot call, so it is C, in one function a
  * hit enters once. The event it writes to is a Rust object
- * (src/trace_event.rs), seen here through its sink; the record comes from
+ * (src/event/trace_event.rs), seen here through its sink; the record comes from
  * the definition's programs (dynprobe_rs_record).
  */
 #include <linux/ftrace.h>
@@ -334,6 +334,11 @@ void dynprobe_events_lock(void)
 void dynprobe_events_unlock(void)
 {
 	mutex_unlock(dynprobe_ksyms.event_mutex);
+}
+
+void dynprobe_events_assert_held(void)
+{
+	lockdep_assert_held(dynprobe_ksyms.event_mutex);
 }
 
 /*

@@ -71,7 +71,7 @@ bool dynprobe_internal_holds(void)
 }
 NOKPROBE_SYMBOL(dynprobe_internal_holds);
 
-/* One of dynprobe's trace events (src/trace_event.rs sets this reg). */
+/* One of dynprobe's trace events (src/event/trace_event.rs sets this reg). */
 static bool dynprobe_call(const struct trace_event_call *call)
 {
 	return call && call != &refused_call && call->class &&

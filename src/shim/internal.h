@@ -26,11 +26,11 @@ void dynprobe_dispatch_event(const struct dynprobe_feed *feed,
 			     struct pt_regs *regs, const void *source,
 			     size_t source_len);
 
-/* src/trace_event.rs: the reg callback of every dynprobe trace event. */
+/* src/event/trace_event.rs: the reg callback of every dynprobe trace event. */
 int dynprobe_rs_event_reg(struct trace_event_call *call, enum trace_reg type,
 			  void *data);
 
-/* src/trace_event.rs: dynprobe's own holds on an event, and clears. */
+/* src/event/trace_event.rs: dynprobe's own holds on an event, and clears. */
 void dynprobe_rs_internal_ref(struct trace_event_call *call, int delta);
 bool dynprobe_rs_event_closing(struct trace_event_call *call);
 

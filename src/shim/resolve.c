@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The C half of calling unexported kernel functions (the table, the
- * lookups and the reasons are src/kernel_symbols.rs): the ftrace_ops
+ * lookups and the reasons are src/sys/kernel_symbols.rs): the ftrace_ops
  * filtered on dynprobe's stubs (stubs.c) that moves the instruction
  * pointer saved at a stub's ftrace call site to the body of its kernel
  * function, as live patching redirects a patched function to its
@@ -30,7 +30,7 @@
 #include "dynprobe/shim.h"
 
 /*
- * Written only during module init (src/kernel_symbols.rs): read-only
+ * Written only during module init (src/sys/kernel_symbols.rs): read-only
  * afterwards, so that a stray write cannot change what is called.
  */
 struct dynprobe_kernel_symbols dynprobe_ksyms __ro_after_init;

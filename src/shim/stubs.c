@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The stubs through which dynprobe calls the unexported kernel functions it
- * resolves (see src/kernel_symbols.rs, resolve.c and
+ * resolves (see src/sys/kernel_symbols.rs, resolve.c and
  * include/dynprobe/resolved.h).
  *
  * Each stub has the prototype of its kernel function and is called by a

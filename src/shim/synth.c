@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The kernel's synthetic event API, as src/synth.rs calls it. Every
+ * The kernel's synthetic event API, as src/event/synth.rs calls it. Every
  * function used here is exported (kernel/trace/trace_events_synth.c,
  * kernel/trace/trace_events.c).
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What src/tracefs.rs and src/error_log.rs need of C: the tracefs
+ * What src/sys/tracefs.rs and src/control/error_log.rs need of C: the tracefs
  * directory, its files, their file operations and the error_log entries
  * are Rust's; only what bindgen cannot reach stays here.
  */

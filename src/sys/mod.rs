@@ -3,33 +3,23 @@
 //! The thin layer between dynprobe's Rust core and the kernel: bindgen's
 //! declarations of include/dynprobe/shim.h and safe wrappers around them.
 
+pub(crate) mod events_lock;
+pub(crate) mod kernel_symbols;
+pub(crate) mod printk;
+pub(crate) mod regs_memory;
+pub(crate) mod tracefs;
+
+use core::fmt::{self, Write};
+
 use kernel::error::{to_result, Result};
+use kernel::prelude::*;
 
 pub(crate) mod bindings;
 
 pub(crate) use bindings::dynprobe_file;
 
-/// Allocates what probe handlers share (per-CPU scratch buffers) and
-/// registers the probes' notifiers.
-pub(crate) fn events_init() -> Result {
-    crate::hooks::init()?;
-    // SAFETY: called once from module init.
-    if let Err(e) = to_result(unsafe { bindings::dynprobe_events_init() }) {
-        crate::hooks::exit();
-        return Err(e);
-    }
-    Ok(())
-}
-
-/// Undoes `events_init`, once no event is left.
-pub(crate) fn events_exit() {
-    // SAFETY: called from module exit after every event is gone.
-    unsafe { bindings::dynprobe_events_exit() };
-    crate::hooks::exit();
-}
-
 /// Registers the module notifier through which an unloading module's
-/// events go (the in-kernel API, src/api.rs).
+/// events go (the in-kernel API, src/api/mod.rs).
 pub(crate) fn api_init() -> Result {
     // SAFETY: called once from module init.
     to_result(unsafe { bindings::dynprobe_api_init() })
@@ -40,4 +30,15 @@ pub(crate) fn api_exit() {
     // SAFETY: called from module exit, or a failed init, after `api_init`
     // succeeded.
     unsafe { bindings::dynprobe_api_exit() }
+}
+
+/// Appends to a kernel vector (failing on allocation failure).
+pub(crate) struct VecWriter<'a>(pub(crate) &'a mut KVec<u8>);
+
+impl Write for VecWriter<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0
+            .extend_from_slice(s.as_bytes(), GFP_KERNEL)
+            .map_err(|_| fmt::Error)
+    }
 }

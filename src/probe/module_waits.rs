@@ -18,7 +18,7 @@ use kernel::types::Opaque;
 
 use super::kprobe::KprobeHook;
 use crate::sys::bindings as b;
-use crate::trace_event::EventsLock;
+use crate::sys::events_lock::EventsLock;
 
 /// A hook waiting for (or re-registered with) its module.
 struct Waiting {

@@ -13,9 +13,9 @@
 
 use kernel::prelude::*;
 
-use crate::event::VecWriter;
 use crate::lang::{self, SynthCommand, SynthDef, SynthSource};
 use crate::sys::bindings as b;
+use crate::sys::VecWriter;
 
 /// One event dynprobe made.
 struct SynthEvent {

@@ -10,13 +10,13 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use kernel::alloc::KVVec;
 use kernel::prelude::*;
 
-use crate::kernel_symbols;
 use crate::lang::btf::{build_index, build_index_split, index_len, index_len_split};
 use crate::lang::{
     Btf, BtfError, BtfFunc, BtfMember, BtfType, EventField, FilterCheck, FuncEntry, Resolver,
     SymbolCheck,
 };
 use crate::sys::bindings as b;
+use crate::sys::kernel_symbols;
 
 /// The vmlinux BTF and the index that makes lookups in it cheap.
 struct VmlinuxBtf {
@@ -375,27 +375,27 @@ impl Resolver for KernelResolver {
             return Some(false);
         };
         let name = core::ffi::CStr::from_bytes_until_nul(&name.0).ok()?;
-        Some(crate::hooks::function_traceable(name))
+        Some(crate::probe::hook::function_traceable(name))
     }
 
     /// A tracepoint that is not found may belong to a module loaded later
     /// (the kernel accepts such t probes too): only "yes" is an answer.
     fn event_source(&self, system: &str, event: &str) -> bool {
-        crate::hooks::event_source(system, event)
+        crate::probe::hook::event_source(system, event)
     }
 
     fn event_field(&self, system: &str, event: &str, field: &str) -> Option<EventField> {
-        crate::hooks::event_field(system, event, field)
+        crate::probe::hook::event_field(system, event, field)
     }
 
     fn event_filter(&self, system: &str, event: &str, filter: &str) -> FilterCheck {
-        crate::hooks::event_filter(system, event, filter)
+        crate::probe::hook::event_filter(system, event, filter)
     }
 
     fn tracepoint_exists(&self, name: &str) -> Option<bool> {
         let name = SymbolName::new(name)?;
         let name = core::ffi::CStr::from_bytes_until_nul(&name.0).ok()?;
-        crate::hooks::tracepoint_exists(name).then_some(true)
+        crate::probe::hook::tracepoint_exists(name).then_some(true)
     }
 
     fn symbol_address(&self, name: &str) -> Option<u64> {

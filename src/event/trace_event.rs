@@ -15,7 +15,7 @@
 use core::cell::UnsafeCell;
 use core::ffi::c_void;
 use core::fmt::{self, Write};
-use core::marker::{PhantomData, PhantomPinned};
+use core::marker::PhantomPinned;
 use core::mem::offset_of;
 use core::pin::Pin;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
@@ -25,67 +25,15 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::types::Opaque;
 
-use crate::event::{CompiledDef, VecWriter};
 use crate::lang::{DefView, Family, Field, Symbolizer, TRACE_ENTRY_SIZE};
+use crate::probe::compiled::CompiledDef;
 use crate::probe::Probe;
 use crate::sys::bindings as b;
+use crate::sys::events_lock::{EventsLock, Held};
+use crate::sys::VecWriter;
 
 /// `TRACE_FUNCTION_TYPE`: a fields-array entry that calls `define_fields`.
 const TRACE_FUNCTION_TYPE: *const c_char = usize::MAX as *const c_char;
-
-/// event_mutex, held. Taken by [`EventsLock::lock`], or held by the
-/// tracing core around [`dynprobe_rs_event_reg`].
-#[derive(Clone, Copy)]
-pub(crate) struct Held<'a>(PhantomData<&'a ()>);
-
-/// event_mutex, taken by dynprobe: around adding and removing a probe,
-/// and across a batch of event removals, so that their busy checks and
-/// the removals they allow see one state (enabling takes it too).
-pub(crate) struct EventsLock {
-    /// Empty the buffers that held records of removed events on unlock.
-    reset: bool,
-    /// Unlocked by the task that locked it.
-    _not_send: PhantomData<*mut ()>,
-}
-
-impl EventsLock {
-    /// Takes event_mutex for a batch of event removals.
-    pub(crate) fn lock() -> Self {
-        Self::take(true)
-    }
-
-    /// Takes event_mutex to change probes.
-    pub(crate) fn lock_probes() -> Self {
-        Self::take(false)
-    }
-
-    fn take(reset: bool) -> Self {
-        // SAFETY: plain mutex_lock() of event_mutex; released in `drop`.
-        unsafe { b::dynprobe_events_lock() };
-        EventsLock {
-            reset,
-            _not_send: PhantomData,
-        }
-    }
-}
-
-impl Drop for EventsLock {
-    fn drop(&mut self) {
-        // SAFETY: the resolved-symbol table is set up at module init.
-        let ksyms = unsafe { &*core::ptr::addr_of!(b::dynprobe_ksyms) };
-        if self.reset && ksyms.have.tracing_reset_all_online_cpus {
-            // Records of removed events cannot be printed any more. The
-            // tracing core marked the buffers that held them; only those
-            // are emptied, so after a batch that removed nothing this
-            // changes nothing (the kernel's dyn_events_release_all calls
-            // it the same way). It wants event_mutex held.
-            // SAFETY: event_mutex is held; the stub checks the symbol.
-            unsafe { b::dynprobe_call_tracing_reset_all_online_cpus() };
-        }
-        // SAFETY: locked by `take()` in this task (the guard is not Send).
-        unsafe { b::dynprobe_events_unlock() };
-    }
-}
 
 /// What an event's fields and `cat trace` text come from: its first
 /// probe's definition, and the text of its format fields (the tracing core
@@ -687,7 +635,8 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_event_reg(
 ) -> c_int {
     // SAFETY: per the function's contract.
     let ev = unsafe { TraceEvent::from_call(call) };
-    let held = Held(PhantomData);
+    // SAFETY: the tracing core calls `reg` with event_mutex held.
+    let held = unsafe { Held::by_caller() };
     let file = data.cast::<b::trace_event_file>();
     let ret = match ty {
         b::trace_reg_TRACE_REG_REGISTER => ev.enable(Some(file), held),

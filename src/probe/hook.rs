@@ -10,15 +10,9 @@ use kernel::prelude::*;
 
 use crate::sys::bindings as b;
 
-mod eprobe;
-mod fprobe;
-mod kprobe;
-mod module_waits;
-mod tracepoint;
-
-pub(crate) use eprobe::{event_field, event_filter, event_filters, event_source};
-pub(crate) use fprobe::function_traceable;
-pub(crate) use tracepoint::exists as tracepoint_exists;
+pub(crate) use super::eprobe::{event_field, event_filter, event_filters, event_source};
+pub(crate) use super::fprobe::function_traceable;
+pub(crate) use super::tracepoint::exists as tracepoint_exists;
 
 /// A registered (or waiting) kernel probe that feeds one dynprobe probe.
 /// Dropping it unregisters it and returns once no handler of it runs.
@@ -38,7 +32,7 @@ pub(crate) trait Hook: Send + Sync {
 /// in its type, but the kernel's `Box` in 7.2 cannot be unsized under
 /// `Pin`.) A [`Hook`] is only ever reached through `&self` and dropped in
 /// place, so it never moves out of that box.
-fn boxed<T: Hook + 'static>(hook: Pin<KBox<T>>) -> KBox<dyn Hook> {
+pub(super) fn boxed<T: Hook + 'static>(hook: Pin<KBox<T>>) -> KBox<dyn Hook> {
     // SAFETY: the box is never moved out of (see above): the hook stays
     // where it was pinned until it is dropped there.
     let hook: KBox<T> = unsafe { Pin::into_inner_unchecked(hook) };
@@ -57,23 +51,23 @@ pub(crate) unsafe fn new_hook(
     Ok(match place.kind {
         b::dynprobe_probe_kind_DYNPROBE_KPROBE | b::dynprobe_probe_kind_DYNPROBE_KRETPROBE => {
             // SAFETY: per the function's contract.
-            unsafe { kprobe::KprobeHook::boxed(place, feed) }?
+            unsafe { super::kprobe::KprobeHook::boxed(place, feed) }?
         }
         b::dynprobe_probe_kind_DYNPROBE_EVENT => {
             // SAFETY: per the function's contract.
-            unsafe { eprobe::EprobeHook::boxed(place, feed) }?
+            unsafe { super::eprobe::EprobeHook::boxed(place, feed) }?
         }
         b::dynprobe_probe_kind_DYNPROBE_TRACEPOINT => {
             // SAFETY: per the function's contract.
-            unsafe { tracepoint::TracepointHook::boxed(place, feed) }?
+            unsafe { super::tracepoint::TracepointHook::boxed(place, feed) }?
         }
         // SAFETY: per the function's contract.
-        _ => unsafe { fprobe::FprobeHook::boxed(place, feed) }?,
+        _ => unsafe { super::fprobe::FprobeHook::boxed(place, feed) }?,
     })
 }
 
 /// A copy of `text` with a NUL after it, for the C side.
-pub(crate) fn nul_terminated(text: &[u8]) -> Result<KVec<u8>> {
+pub(super) fn nul_terminated(text: &[u8]) -> Result<KVec<u8>> {
     let mut copy = KVec::with_capacity(text.len() + 1, GFP_KERNEL)?;
     copy.extend_from_slice(text, GFP_KERNEL)?;
     copy.push(0, GFP_KERNEL)?;
@@ -82,7 +76,7 @@ pub(crate) fn nul_terminated(text: &[u8]) -> Result<KVec<u8>> {
 
 /// The place's symbol with its NUL, as a hook keeps it (the kernel keeps
 /// a pointer to it while the hook is registered); empty for an address.
-fn place_symbol(place: &b::dynprobe_place) -> Result<KVec<u8>> {
+pub(super) fn place_symbol(place: &b::dynprobe_place) -> Result<KVec<u8>> {
     if place.symbol.is_null() {
         return Ok(KVec::new());
     }
@@ -94,22 +88,22 @@ fn place_symbol(place: &b::dynprobe_place) -> Result<KVec<u8>> {
 /// function with an fprobe, as the kernel's fprobe events (f and t
 /// probes) refuse when they are enabled, where they register their
 /// fprobe (`__register_trace_fprobe()`): not when they are defined.
-fn fprobe_lockdown() -> Result {
+pub(super) fn fprobe_lockdown() -> Result {
     // SAFETY: asks the security modules; no argument.
     kernel::error::to_result(unsafe { b::dynprobe_lockdown_kprobes() })
 }
 
 /// Sets up what hooks share (locks, the module notifiers).
 pub(crate) fn init() -> Result {
-    fprobe::init();
-    module_waits::init()?;
-    if let Err(e) = tracepoint::init() {
-        module_waits::exit();
+    super::fprobe::init();
+    super::module_waits::init()?;
+    if let Err(e) = super::tracepoint::init() {
+        super::module_waits::exit();
         return Err(e);
     }
-    if let Err(e) = eprobe::init() {
-        tracepoint::exit();
-        module_waits::exit();
+    if let Err(e) = super::eprobe::init() {
+        super::tracepoint::exit();
+        super::module_waits::exit();
         return Err(e);
     }
     Ok(())
@@ -117,7 +111,7 @@ pub(crate) fn init() -> Result {
 
 /// Undoes [`init`], once no hook is left.
 pub(crate) fn exit() {
-    eprobe::exit();
-    tracepoint::exit();
-    module_waits::exit();
+    super::eprobe::exit();
+    super::tracepoint::exit();
+    super::module_waits::exit();
 }

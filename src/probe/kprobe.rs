@@ -60,7 +60,7 @@ impl KprobeHook {
         place: &b::dynprobe_place,
         feed: *mut b::dynprobe_feed,
     ) -> Result<KBox<dyn Hook>> {
-        let symbol = super::place_symbol(place)?;
+        let symbol = super::hook::place_symbol(place)?;
         let ret = place.kind == b::dynprobe_probe_kind_DYNPROBE_KRETPROBE;
         // The vector's buffer stays where it is when the vector moves into
         // the hook, which then keeps it as long as the probe points to it.
@@ -97,12 +97,12 @@ impl KprobeHook {
         )?;
         let Some(module) = module_of(hook.name()) else {
             hook.register(false)?;
-            return Ok(super::boxed(hook));
+            return Ok(super::hook::boxed(hook));
         };
         // Not loaded yet (ENOENT): registered when the module comes.
         module_waits::register_and_add(&hook, module)?;
         hook.waits.set(true);
-        Ok(super::boxed(hook))
+        Ok(super::hook::boxed(hook))
     }
 
     /// The symbol, without its NUL.

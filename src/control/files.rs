@@ -2,14 +2,14 @@
 
 //! tracefs `dynprobe/`: the directory, its six files and how their
 //! `open()` and `write()` reach the control files' behaviour
-//! (src/control.rs).
+//! (src/control/mod.rs).
 
 use kernel::prelude::*;
 
 use crate::control::{self, Snapshot};
-use crate::printk;
+use crate::sys::printk;
+use crate::sys::tracefs::{Dir, FileOperations, OpenMode, TracefsFile, UserInput};
 use crate::sys::{bindings as b, dynprobe_file};
-use crate::tracefs::{Dir, FileOperations, OpenMode, TracefsFile, UserInput};
 
 /// The files, in the order they are created, with their permissions.
 const FILES: [(dynprobe_file, &CStr, u16); b::dynprobe_file_DYNPROBE_NR_FILES as usize] = [

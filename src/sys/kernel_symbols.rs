@@ -29,9 +29,9 @@ use kernel::error::to_result;
 use kernel::ffi::c_char;
 use kernel::prelude::*;
 
-use crate::fetch::KernelMemory;
 use crate::lang::{Memory, Space};
 use crate::sys::bindings as b;
+use crate::sys::regs_memory::KernelMemory;
 
 /// A kernel function called through its stub and the redirect.
 struct Function {

@@ -76,7 +76,7 @@ pub(crate) fn event_filter(system: &str, event: &str, filter: &str) -> FilterChe
     let Some(name) = SourceName::new(system, event) else {
         return FilterCheck::Rejected;
     };
-    let Ok(mut text) = super::nul_terminated(filter.as_bytes()) else {
+    let Ok(mut text) = super::hook::nul_terminated(filter.as_bytes()) else {
         return FilterCheck::Rejected;
     };
     // SAFETY: the names and the filter are NUL-terminated and outlive the

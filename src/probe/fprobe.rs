@@ -100,11 +100,11 @@ impl FprobeHook {
         place: &b::dynprobe_place,
         feed: *mut b::dynprobe_feed,
     ) -> Result<KBox<dyn Hook>> {
-        let func = super::place_symbol(place)?;
+        let func = super::hook::place_symbol(place)?;
         let symbol = CStr::from_bytes_with_nul(&func).map_err(|_| EINVAL)?;
         let fentry_addr = shared_hook_address(place.kind, symbol);
         // The parser has checked that ftrace can hook the target.
-        Ok(super::boxed(KBox::pin_init(
+        Ok(super::hook::boxed(KBox::pin_init(
             try_pin_init!(FprobeHook {
                 probe <- Opaque::ffi_init(|p: *mut b::dynprobe_fprobe| {
                     // SAFETY: `p` is the new hook's probe, valid for
@@ -133,7 +133,7 @@ impl FprobeHook {
 
 impl Hook for FprobeHook {
     fn arm(&self) -> Result {
-        super::fprobe_lockdown()?;
+        super::hook::fprobe_lockdown()?;
         let probe = self.probe.get();
         if self.fentry {
             // SAFETY: the probe is set up; fentry.c takes its own lock.
@@ -253,7 +253,7 @@ pub(crate) fn function_traceable(func: &CStr) -> bool {
     let mut addr = 0;
     if is_glob(bytes) {
         // ftrace_set_filter() edits the pattern it is given: a copy.
-        match super::nul_terminated(bytes) {
+        match super::hook::nul_terminated(bytes) {
             Ok(copy) => glob = copy,
             Err(_) => return false,
         }

@@ -13,7 +13,7 @@
 use kernel::prelude::*;
 
 use crate::compat;
-use crate::kernel_symbols;
+use crate::sys::kernel_symbols;
 
 /// The longest message the kernel's table may hold for the check (the
 /// longest of 7.2's and 7.3's is 57 bytes).

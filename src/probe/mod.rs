@@ -1,20 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! One probe feeding an event: its kernel hook (src/hooks/), and the feed
+//! One probe feeding an event: its kernel hook (src/probe/), and the feed
 //! its hits run: the compiled definition, the event's sink and a per-CPU
 //! hit counter.
 
+pub(crate) mod compiled;
+mod eprobe;
+mod fprobe;
+pub(crate) mod hook;
+mod kprobe;
+mod module_waits;
+pub(crate) mod resolver;
+mod tracepoint;
+
 use core::fmt::{self, Write};
 
+use kernel::error::to_result;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::types::Opaque;
 
-use crate::event::CompiledDef;
-use crate::hooks::{self, Hook};
 use crate::lang::{DefView, ProbeKind, Resolver};
-use crate::resolve::KernelResolver;
+use crate::probe::compiled::CompiledDef;
+use crate::probe::resolver::KernelResolver;
 use crate::sys::bindings as b;
+use hook::Hook;
 
 /// Writes into a fixed buffer, then yields a NUL-terminated C string.
 pub(crate) struct CText<const N: usize> {
@@ -57,7 +67,7 @@ fn place_of(
     filter: &mut KVec<u8>,
 ) -> Result<b::dynprobe_place> {
     if !def.filter().is_empty() {
-        *filter = hooks::nul_terminated(def.filter().as_bytes())?;
+        *filter = hook::nul_terminated(def.filter().as_bytes())?;
     }
     Ok(b::dynprobe_place {
         kind: match def.kind() {
@@ -159,7 +169,7 @@ impl Probe {
         };
         let feed = KBox::new(feed, GFP_KERNEL)?;
         // SAFETY: the feed is boxed and outlives the hook (field order).
-        let hook = unsafe { hooks::new_hook(&place, feed.feed.get()) }?;
+        let hook = unsafe { hook::new_hook(&place, feed.feed.get()) }?;
         Ok(Probe { hook, feed, def })
     }
 
@@ -185,4 +195,23 @@ impl Probe {
     pub(crate) fn def(&self) -> DefView<'_> {
         self.def.view()
     }
+}
+
+/// Allocates what probe handlers share (per-CPU scratch buffers) and
+/// registers the probes' notifiers.
+pub(crate) fn init() -> Result {
+    hook::init()?;
+    // SAFETY: called once from module init.
+    if let Err(e) = to_result(unsafe { b::dynprobe_events_init() }) {
+        hook::exit();
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Undoes [`init`], once no event is left.
+pub(crate) fn exit() {
+    // SAFETY: called from module exit after every event is gone.
+    unsafe { b::dynprobe_events_exit() };
+    hook::exit();
 }

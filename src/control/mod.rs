@@ -2,7 +2,13 @@
 
 //! The control files' behaviour: what opening, reading and writing
 //! `dynprobe/*` does. Called from their file operations
-//! (src/control_files.rs).
+//! (src/control/files.rs).
+
+pub(crate) mod error_log;
+pub(crate) mod error_table;
+pub(crate) mod files;
+pub(crate) mod owners;
+pub(crate) mod readme;
 
 use core::fmt::Write;
 
@@ -10,16 +16,16 @@ use kernel::alloc::KVBox;
 use kernel::prelude::*;
 use kernel::sync::{global_lock, Arc};
 
-use crate::api::{Existing, Owners};
-use crate::error_log;
-use crate::event::{compile, new_definition, CompiledDef, Event, EventsLock, VecWriter};
+use crate::control::owners::{Existing, Owners};
+use crate::control::readme::{README, README_EPROBE, README_EPROBE_FILTER};
+use crate::event::synth::{SynthEvents, SynthRefusal};
+use crate::event::{compile, new_definition, CompiledDef, Event, EventsLock};
 use crate::lang::{
     self, Command, Control, Cut, Definition, JoinRefusal, ParseError, ProbeKind, SynthCommand,
     SynthSource,
 };
-use crate::readme::{README, README_EPROBE, README_EPROBE_FILTER};
-use crate::resolve::{self, KernelResolver};
-use crate::synth::{SynthEvents, SynthRefusal};
+use crate::probe::resolver::{self, KernelResolver};
+use crate::sys::VecWriter;
 use crate::sys::{bindings as b, dynprobe_file};
 
 /// Every definition, in creation order, and the workspace lines are
@@ -125,7 +131,7 @@ fn render(file: dynprobe_file, registry: &mut Registry) -> Result<Snapshot> {
     match file {
         b::dynprobe_file_DYNPROBE_FILE_README => {
             let [head, tail] = README;
-            let eprobe = if crate::hooks::event_filters() {
+            let eprobe = if crate::probe::hook::event_filters() {
                 README_EPROBE_FILTER
             } else {
                 README_EPROBE
@@ -521,7 +527,7 @@ fn run_line(registry: &mut Registry, file: dynprobe_file, line: &[u8]) -> Result
     if control == Control::DynamicEvents && lang::is_synth_line(line) {
         return synth_command(registry, SynthSource::DynamicEvents, line);
     }
-    resolve::btf_init();
+    resolver::btf_init();
     let mut def = match registry.workspace.take() {
         Some(d) => d,
         None => new_definition()?,
@@ -611,7 +617,7 @@ pub(crate) fn file_name(file: dynprobe_file) -> &'static str {
     }
 }
 
-/// Runs a line from another module (src/api.rs), exactly as a line
+/// Runs a line from another module (src/api/mod.rs), exactly as a line
 /// written to `file`, and records `owner` (a `struct module`, or 0) as
 /// the owner of the event it makes. A probe added to an existing event
 /// belongs to that event's owner.

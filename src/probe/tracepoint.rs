@@ -141,7 +141,7 @@ impl TracepointHook {
         place: &b::dynprobe_place,
         feed: *mut b::dynprobe_feed,
     ) -> Result<KBox<dyn Hook>> {
-        let name = super::place_symbol(place)?;
+        let name = super::hook::place_symbol(place)?;
         if name.is_empty() {
             return Err(EINVAL);
         }
@@ -164,7 +164,7 @@ impl TracepointHook {
         let mut state = STATE.lock();
         state.hooks.push(NonNull::from(&*hook), GFP_KERNEL)?;
         drop(state);
-        Ok(super::boxed(hook))
+        Ok(super::hook::boxed(hook))
     }
 
     fn name(&self) -> &CStr {
@@ -217,7 +217,7 @@ impl TracepointHook {
 impl Hook for TracepointHook {
     /// A tracepoint that is not there yet is hooked when its module comes.
     fn arm(&self) -> Result {
-        super::fprobe_lockdown()?;
+        super::hook::fprobe_lockdown()?;
         let state = STATE.lock();
         self.armed.set(true);
         let ret = match find(&state, self.name()) {

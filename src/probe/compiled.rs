@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A definition as a probe keeps it: what the parser left in its
+//! workspace, frozen to its own size in kernel memory ([`CompiledDef`]),
+//! shared by the probes built from it and the event's shape.
+
+use kernel::alloc::KVBox;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+use crate::lang::{Compiled, Definition, ProbeArg, Storage};
+use crate::sys::VecWriter;
+
+/// An empty definition to copy from: a `Definition` is 44 KiB, too
+/// big to build on a kernel stack.
+static EMPTY_DEFINITION: Definition = Definition::new();
+
+/// Allocates an empty definition directly on the heap.
+pub(crate) fn new_definition() -> Result<KVBox<Definition>> {
+    let mut boxed = KVBox::<Definition>::new_uninit(GFP_KERNEL)?;
+    // SAFETY: `Definition` is plain data (no pointers, no `Drop`), so a
+    // bitwise copy of a valid one is a valid one; the destination is a
+    // fresh allocation of the right size and alignment.
+    unsafe {
+        core::ptr::copy_nonoverlapping(&EMPTY_DEFINITION, boxed.as_mut_ptr(), 1);
+        Ok(boxed.assume_init())
+    }
+}
+
+/// A compiled definition's variable-length parts in kernel memory, each
+/// allocated to its exact size.
+pub(crate) struct KernelStorage {
+    args: KVec<ProbeArg>,
+    entry_args: KVec<u16>,
+    /// Only ever filled by [`compile`], from whole `&str` pieces.
+    text: KVec<u8>,
+}
+
+impl Storage for KernelStorage {
+    fn args(&self) -> &[ProbeArg] {
+        &self.args
+    }
+
+    fn entry_args(&self) -> &[u16] {
+        &self.entry_args
+    }
+
+    fn text(&self) -> &str {
+        // SAFETY: `text` is private to this type and only `compile` fills
+        // it, by appending whole `&str`s (`VecWriter`), so it is UTF-8.
+        // Checking it here instead would cost every probe hit a scan.
+        unsafe { core::str::from_utf8_unchecked(&self.text) }
+    }
+}
+
+/// A definition as a probe keeps it: sized to its line, shared between the
+/// probe and (for the first probe) the event's shape.
+pub(crate) type CompiledDef = Compiled<KernelStorage>;
+
+/// Freezes what the parser left in `def` into a compiled definition of its
+/// own size; the workspace can take the next line.
+pub(crate) fn compile(def: &Definition) -> Result<Arc<CompiledDef>> {
+    let sizes = def.frozen_sizes();
+    let mut args = KVec::with_capacity(sizes.args, GFP_KERNEL)?;
+    args.extend_from_slice(def.args(), GFP_KERNEL)?;
+    let mut entry_args = KVec::with_capacity(sizes.entry_args, GFP_KERNEL)?;
+    entry_args.extend_from_slice(def.entry_args(), GFP_KERNEL)?;
+    let mut text = KVec::with_capacity(sizes.text, GFP_KERNEL)?;
+    def.write_frozen_text(&mut VecWriter(&mut text))
+        .map_err(|_| ENOMEM)?;
+    let storage = KernelStorage {
+        args,
+        entry_args,
+        text,
+    };
+    let compiled = def.freeze(storage).ok_or(EINVAL)?;
+    Ok(Arc::new(compiled, GFP_KERNEL)?)
+}

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The tracing core's event_mutex, as dynprobe takes it ([`EventsLock`])
+//! and as proof that it is held ([`Held`]).
+
+use core::marker::PhantomData;
+
+use crate::sys::bindings as b;
+
+/// event_mutex, held by the tracing core around a callback: made only by
+/// [`Held::by_caller`], which lockdep checks. (dynprobe's own holds are
+/// [`EventsLock`] guards.)
+#[derive(Clone, Copy)]
+pub(crate) struct Held<'a>(PhantomData<&'a ()>);
+
+impl Held<'_> {
+    /// The proof for a callback the tracing core calls with event_mutex
+    /// held (`reg` of a trace event class).
+    ///
+    /// # Safety
+    ///
+    /// The caller holds event_mutex, and keeps holding it while the token
+    /// is used. With lockdep, a caller that does not is a splat here.
+    pub(crate) unsafe fn by_caller() -> Self {
+        // SAFETY: lockdep_assert_held() only reads lockdep's state.
+        unsafe { b::dynprobe_events_assert_held() };
+        Held(PhantomData)
+    }
+}
+
+/// event_mutex, taken by dynprobe: around adding and removing a probe,
+/// and across a batch of event removals, so that their busy checks and
+/// the removals they allow see one state (enabling takes it too).
+pub(crate) struct EventsLock {
+    /// Empty the buffers that held records of removed events on unlock.
+    reset: bool,
+    /// Unlocked by the task that locked it.
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl EventsLock {
+    /// Takes event_mutex for a batch of event removals.
+    pub(crate) fn lock() -> Self {
+        Self::take(true)
+    }
+
+    /// Takes event_mutex to change probes.
+    pub(crate) fn lock_probes() -> Self {
+        Self::take(false)
+    }
+
+    fn take(reset: bool) -> Self {
+        // SAFETY: plain mutex_lock() of event_mutex; released in `drop`.
+        unsafe { b::dynprobe_events_lock() };
+        EventsLock {
+            reset,
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Drop for EventsLock {
+    fn drop(&mut self) {
+        // SAFETY: the resolved-symbol table is set up at module init.
+        let ksyms = unsafe { &*core::ptr::addr_of!(b::dynprobe_ksyms) };
+        if self.reset && ksyms.have.tracing_reset_all_online_cpus {
+            // Records of removed events cannot be printed any more. The
+            // tracing core marked the buffers that held them; only those
+            // are emptied, so after a batch that removed nothing this
+            // changes nothing (the kernel's dyn_events_release_all calls
+            // it the same way). It wants event_mutex held.
+            // SAFETY: event_mutex is held; the stub checks the symbol.
+            unsafe { b::dynprobe_call_tracing_reset_all_online_cpus() };
+        }
+        // SAFETY: locked by `take()` in this task (the guard is not Send).
+        unsafe { b::dynprobe_events_unlock() };
+    }
+}
