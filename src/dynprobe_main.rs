@@ -30,54 +30,115 @@ module! {
     license: "GPL",
 }
 
+/// The loaded module: one guard per step of its set-up, each undoing its
+/// step when dropped. Fields drop in the order they are declared, so the
+/// steps are undone in the reverse of the order `init` takes them; a
+/// failed `init` drops the guards it made so far, the same way.
 struct Dynprobe {
-    /// tracefs `dynprobe/`; `None` only once module exit removed it.
-    files: Option<control_files::ControlFiles>,
+    /// tracefs `dynprobe/`: goes first, so that no new open() can reach
+    /// the core.
+    _files: control_files::ControlFiles,
+    /// The in-kernel API's module notifier. Once it is gone no module can
+    /// own an event any more: each that used the API holds dynprobe until
+    /// it is gone.
+    _api: Api,
+    /// The registry of definitions: every event goes with it.
+    _control: Control,
+    /// What probe handlers share, and the probes' notifiers.
+    _probes: Probes,
+    /// The kernel's BTF index, made by the first definition that needs it.
+    _btf: Btf,
+    /// The resolved kernel symbols: last, since everything above may call
+    /// the kernel through the stubs.
+    _symbols: Symbols,
+}
+
+struct Symbols;
+
+impl Symbols {
+    fn resolve() -> Result<Self> {
+        kernel_symbols::resolve()?;
+        Ok(Symbols)
+    }
+}
+
+impl Drop for Symbols {
+    fn drop(&mut self) {
+        kernel_symbols::exit();
+    }
+}
+
+struct Btf;
+
+impl Drop for Btf {
+    fn drop(&mut self) {
+        resolve::btf_exit();
+    }
+}
+
+struct Control;
+
+impl Control {
+    fn init() -> Self {
+        control::init();
+        error_log::init();
+        Control
+    }
+}
+
+impl Drop for Control {
+    fn drop(&mut self) {
+        control::exit();
+    }
+}
+
+struct Probes;
+
+impl Probes {
+    fn init() -> Result<Self> {
+        probe::init()?;
+        Ok(Probes)
+    }
+}
+
+impl Drop for Probes {
+    fn drop(&mut self) {
+        probe::exit();
+    }
+}
+
+struct Api;
+
+impl Api {
+    fn init() -> Result<Self> {
+        sys::api_init()?;
+        Ok(Api)
+    }
+}
+
+impl Drop for Api {
+    fn drop(&mut self) {
+        sys::api_exit();
+    }
 }
 
 impl kernel::Module for Dynprobe {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        kernel_symbols::resolve()?;
-        if let Err(e) = error_table::check() {
-            kernel_symbols::exit();
-            return Err(e);
-        }
-        control::init();
-        error_log::init();
-        if let Err(e) = probe::init() {
-            kernel_symbols::exit();
-            return Err(e);
-        }
-        if let Err(e) = sys::api_init() {
-            probe::exit();
-            kernel_symbols::exit();
-            return Err(e);
-        }
-        let files = match control_files::ControlFiles::create() {
-            Ok(files) => files,
-            Err(e) => {
-                sys::api_exit();
-                probe::exit();
-                kernel_symbols::exit();
-                return Err(e);
-            }
-        };
+        let symbols = Symbols::resolve()?;
+        error_table::check()?;
+        let btf = Btf;
+        let control = Control::init();
+        let probes = Probes::init()?;
+        let api = Api::init()?;
+        let files = control_files::ControlFiles::create()?;
         pr_info!("ready: tracefs dynprobe/\n");
-        Ok(Dynprobe { files: Some(files) })
-    }
-}
-
-impl Drop for Dynprobe {
-    fn drop(&mut self) {
-        // The files go first so that no new open() can reach the core.
-        drop(self.files.take());
-        // No module can own an event any more: each that used the API
-        // holds dynprobe until it is gone.
-        sys::api_exit();
-        control::exit();
-        probe::exit();
-        resolve::btf_exit();
-        // Last: everything above may call the kernel through the stubs.
-        kernel_symbols::exit();
+        Ok(Dynprobe {
+            _files: files,
+            _api: api,
+            _control: control,
+            _probes: probes,
+            _btf: btf,
+            _symbols: symbols,
+        })
     }
 }
