@@ -10,17 +10,6 @@
 #include <linux/types.h>
 #include "dynprobe/resolved.h"
 
-/* The files under tracefs dynprobe/. */
-enum dynprobe_file {
-	DYNPROBE_FILE_FUNCTION_EVENTS,
-	DYNPROBE_FILE_KPROBE_EVENTS,
-	DYNPROBE_FILE_DYNAMIC_EVENTS,
-	DYNPROBE_FILE_KPROBE_PROFILE,
-	DYNPROBE_FILE_README,
-	DYNPROBE_FILE_SYNTHETIC_EVENTS,
-	DYNPROBE_NR_FILES,
-};
-
 /* The longest command line a control file accepts, as the kernel's. */
 #define DYNPROBE_MAX_LINE 4094
 
@@ -97,30 +86,17 @@ struct pt_regs;
 /* Largest record (trace entry included) an event writes. */
 #define DYNPROBE_RECORD_MAX 4096
 
-enum dynprobe_probe_kind {
-	DYNPROBE_KPROBE,		/* kprobe: header __probe_ip */
-	DYNPROBE_KRETPROBE,		/* kretprobe: __probe_func, __probe_ret_ip */
+/*
+ * What an fprobe hook is (struct dynprobe_fprobe): how its handlers write
+ * the record's header, and whether it is a tracepoint's (Rust's
+ * lang::ProbeKind is the list of all kinds; src/probe/fprobe.rs maps it).
+ */
+enum dynprobe_fprobe_kind {
 	DYNPROBE_FPROBE_ENTRY,		/* fprobe entry: __probe_ip */
 	DYNPROBE_FPROBE_EXIT,		/* fprobe exit: __probe_func, __probe_ret_ip */
 	DYNPROBE_FUNCTION_ENTRY,	/* function event: __parent_ip, __ip */
 	DYNPROBE_FUNCTION_EXIT,		/* function exit event: __parent_ip, __ip */
 	DYNPROBE_TRACEPOINT,		/* tracepoint probe: __probe_ip */
-	DYNPROBE_EVENT,			/* event probe: no header */
-};
-
-/* Where a probe goes: @symbol + @offset, or @addr when @symbol is NULL. */
-struct dynprobe_place {
-	enum dynprobe_probe_kind kind;
-	const char *symbol;
-	unsigned long addr;
-	unsigned long offset;
-	int maxactive;
-	/* Bytes a return probe saves at function entry for entry arguments. */
-	unsigned int entry_data_size;
-	/* The record's size when it has no strings (0: it may have some). */
-	unsigned int fixed_record_size;
-	/* An event probe's filter of its source's records, or NULL. */
-	char *filter;
 };
 
 #define DYNPROBE_SINK_TRACE	1	/* enabled in at least one trace instance */
@@ -181,7 +157,7 @@ void dynprobe_kprobe_init(struct dynprobe_kprobe *probe, bool ret,
 struct dynprobe_fprobe {
 	struct fprobe fp;
 	struct dynprobe_feed *feed;
-	enum dynprobe_probe_kind kind;
+	enum dynprobe_fprobe_kind kind;
 	unsigned long fentry_addr;
 	struct hlist_node fentry_node;	/* while on the shared ops */
 	bool fentry_armed;

@@ -12,6 +12,7 @@ use kernel::ffi::{c_char, c_int, c_uint};
 use kernel::prelude::*;
 
 use crate::api;
+use crate::control::FileId;
 use crate::sys::bindings as b;
 
 /// Each function here has the prototype bindgen read in
@@ -71,14 +72,12 @@ fn checked<'a>(word: Option<&'a [u8]>, stops: &[u8]) -> Option<&'a [u8]> {
 }
 
 /// The control file of a kind of command.
-fn file_of(kind: c_uint) -> Option<u32> {
+fn file_of(kind: c_uint) -> Option<FileId> {
     Some(match kind {
-        b::dynprobe_kind_DYNPROBE_SYNTHETIC_EVENTS => {
-            b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS
-        }
-        b::dynprobe_kind_DYNPROBE_FUNCTION_EVENTS => b::dynprobe_file_DYNPROBE_FILE_FUNCTION_EVENTS,
-        b::dynprobe_kind_DYNPROBE_KPROBE_EVENTS => b::dynprobe_file_DYNPROBE_FILE_KPROBE_EVENTS,
-        b::dynprobe_kind_DYNPROBE_DYNAMIC_EVENTS => b::dynprobe_file_DYNPROBE_FILE_DYNAMIC_EVENTS,
+        b::dynprobe_kind_DYNPROBE_SYNTHETIC_EVENTS => FileId::SyntheticEvents,
+        b::dynprobe_kind_DYNPROBE_FUNCTION_EVENTS => FileId::FunctionEvents,
+        b::dynprobe_kind_DYNPROBE_KPROBE_EVENTS => FileId::KprobeEvents,
+        b::dynprobe_kind_DYNPROBE_DYNAMIC_EVENTS => FileId::DynamicEvents,
         _ => return None,
     })
 }

@@ -12,15 +12,13 @@ use kernel::prelude::*;
 
 use crate::api::commands::word;
 use crate::control;
+use crate::control::FileId;
 use crate::lang;
 use crate::sys::bindings as b;
 
 /// Runs a line from another module (src/api/commands.rs) in control file
 /// `file`, recording what it makes as `owner`'s (a `struct module`, or 0).
-pub(crate) fn run_command(file: u32, line: &[u8], owner: usize) -> core::ffi::c_int {
-    let Some(file) = control::command_file(file) else {
-        return EINVAL.to_errno();
-    };
+pub(crate) fn run_command(file: FileId, line: &[u8], owner: usize) -> core::ffi::c_int {
     match control::api_command(file, line, owner) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),

@@ -6,39 +6,20 @@
 
 use kernel::prelude::*;
 
+use crate::control::FileId;
 use crate::control::{self, Snapshot};
+use crate::sys::bindings as b;
 use crate::sys::printk;
 use crate::sys::tracefs::{Dir, FileOperations, OpenMode, TracefsFile, UserInput};
-use crate::sys::{bindings as b, dynprobe_file};
 
 /// The files, in the order they are created, with their permissions.
-const FILES: [(dynprobe_file, &CStr, u16); b::dynprobe_file_DYNPROBE_NR_FILES as usize] = [
-    (
-        b::dynprobe_file_DYNPROBE_FILE_FUNCTION_EVENTS,
-        c"function_events",
-        0o640,
-    ),
-    (
-        b::dynprobe_file_DYNPROBE_FILE_KPROBE_EVENTS,
-        c"kprobe_events",
-        0o640,
-    ),
-    (
-        b::dynprobe_file_DYNPROBE_FILE_DYNAMIC_EVENTS,
-        c"dynamic_events",
-        0o640,
-    ),
-    (
-        b::dynprobe_file_DYNPROBE_FILE_KPROBE_PROFILE,
-        c"kprobe_profile",
-        0o440,
-    ),
-    (b::dynprobe_file_DYNPROBE_FILE_README, c"README", 0o440),
-    (
-        b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS,
-        c"synthetic_events",
-        0o640,
-    ),
+const FILES: [(FileId, &CStr, u16); FileId::ALL.len()] = [
+    (FileId::FunctionEvents, c"function_events", 0o640),
+    (FileId::KprobeEvents, c"kprobe_events", 0o640),
+    (FileId::DynamicEvents, c"dynamic_events", 0o640),
+    (FileId::KprobeProfile, c"kprobe_profile", 0o440),
+    (FileId::Readme, c"README", 0o440),
+    (FileId::SyntheticEvents, c"synthetic_events", 0o640),
 ];
 
 /// The longest line a control file takes, as the kernel's probe event
@@ -46,7 +27,7 @@ const FILES: [(dynprobe_file, &CStr, u16); b::dynprobe_file_DYNPROBE_NR_FILES as
 /// holds no end of line tells a line too long.
 const MAX_LINE: usize = b::DYNPROBE_MAX_LINE as usize;
 
-/// A control file; its file number is its `dynprobe_file`.
+/// A control file; its file number is its `FileId`.
 struct ControlFile;
 
 /// An open control file: the snapshot `read()` serves, if opened for
@@ -55,9 +36,9 @@ struct OpenControl {
     snapshot: Option<KBox<Snapshot>>,
 }
 
-fn kind(id: usize) -> dynprobe_file {
+fn kind(id: usize) -> Result<FileId> {
     // Only the numbers of `FILES` are given to tracefs.
-    id as dynprobe_file
+    FileId::from_number(id).ok_or(EINVAL)
 }
 
 impl TracefsFile for ControlFile {
@@ -68,7 +49,7 @@ impl TracefsFile for ControlFile {
     fn open(id: usize, mode: OpenMode) -> Result<OpenControl> {
         // SAFETY: asks the security modules; no argument.
         kernel::error::to_result(unsafe { b::dynprobe_lockdown_tracefs() })?;
-        let snapshot = control::open(kind(id), mode.truncate, mode.read)?;
+        let snapshot = control::open(kind(id)?, mode.truncate, mode.read)?;
         Ok(OpenControl { snapshot })
     }
 
@@ -89,7 +70,7 @@ impl TracefsFile for ControlFile {
             let chunk = (count - done).min(MAX_LINE + 1);
             let piece = buf.get_mut(..chunk).ok_or(EINVAL)?;
             input.read_at(done, piece)?;
-            let ran = control::write(kind(id), piece, done + chunk == count)?;
+            let ran = control::write(kind(id)?, piece, done + chunk == count)?;
             if ran == 0 {
                 printk::print_int(
                     c"\x014Line length is too long: Should be less than %d\n",
@@ -120,7 +101,7 @@ impl ControlFiles {
         };
         for (file, name, mode) in FILES {
             // Dropping `dir` on failure removes the files made so far.
-            dir.create_file(name, mode, file as usize, &CONTROL_FOPS)
+            dir.create_file(name, mode, file.number(), &CONTROL_FOPS)
                 .ok_or_else(|| {
                     printk::print_str(c"\x013cannot create tracefs file dynprobe/%s\n", name);
                     ENODEV

@@ -25,8 +25,8 @@ use crate::lang::{
     SynthSource,
 };
 use crate::probe::resolver::{self, KernelResolver};
+use crate::sys::bindings as b;
 use crate::sys::VecWriter;
-use crate::sys::{bindings as b, dynprobe_file};
 
 /// Every definition, in creation order, and the workspace lines are
 /// parsed into (allocated once, for the largest legal line). One lock
@@ -103,21 +103,56 @@ pub(crate) fn exit() {
     registry.workspace = None;
 }
 
+/// A file under tracefs `dynprobe/`, in the order `files.rs` creates
+/// them; its number (its index in [`FileId::ALL`]) is what tracefs keeps
+/// for it and what the in-kernel API names it by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FileId {
+    FunctionEvents,
+    KprobeEvents,
+    DynamicEvents,
+    KprobeProfile,
+    Readme,
+    SyntheticEvents,
+}
+
+impl FileId {
+    /// Every file, by number.
+    pub(crate) const ALL: [FileId; 6] = [
+        FileId::FunctionEvents,
+        FileId::KprobeEvents,
+        FileId::DynamicEvents,
+        FileId::KprobeProfile,
+        FileId::Readme,
+        FileId::SyntheticEvents,
+    ];
+
+    /// The file's number.
+    pub(crate) fn number(self) -> usize {
+        self as usize
+    }
+
+    /// The file of number `n`, if there is one.
+    pub(crate) fn from_number(n: usize) -> Option<FileId> {
+        FileId::ALL.get(n).copied()
+    }
+}
+
 /// Which definitions a control file lists, clears and may remove
 /// (`kprobe_profile` counts the probes `kprobe_events` lists).
-fn owns(file: dynprobe_file, kind: ProbeKind) -> bool {
+fn owns(file: FileId, kind: ProbeKind) -> bool {
     let control = match file {
-        b::dynprobe_file_DYNPROBE_FILE_KPROBE_PROFILE => Some(Control::KprobeEvents),
+        FileId::KprobeProfile => Some(Control::KprobeEvents),
         _ => control_of(file),
     };
     control.is_some_and(|c| kind.family().listed_in(c))
 }
 
-fn control_of(file: dynprobe_file) -> Option<Control> {
+fn control_of(file: FileId) -> Option<Control> {
     match file {
-        b::dynprobe_file_DYNPROBE_FILE_KPROBE_EVENTS => Some(Control::KprobeEvents),
-        b::dynprobe_file_DYNPROBE_FILE_DYNAMIC_EVENTS => Some(Control::DynamicEvents),
-        b::dynprobe_file_DYNPROBE_FILE_FUNCTION_EVENTS => Some(Control::FunctionEvents),
+        FileId::KprobeEvents => Some(Control::KprobeEvents),
+        FileId::DynamicEvents => Some(Control::DynamicEvents),
+        FileId::FunctionEvents => Some(Control::FunctionEvents),
         _ => None,
     }
 }
@@ -125,11 +160,11 @@ fn control_of(file: dynprobe_file) -> Option<Control> {
 /// A snapshot of a file's contents, owned by an open file.
 pub(crate) type Snapshot = KVec<u8>;
 
-fn render(file: dynprobe_file, registry: &mut Registry) -> Result<Snapshot> {
+fn render(file: FileId, registry: &mut Registry) -> Result<Snapshot> {
     let mut out = KVec::new();
     let mut w = VecWriter(&mut out);
     match file {
-        b::dynprobe_file_DYNPROBE_FILE_README => {
+        FileId::Readme => {
             let [head, tail] = README;
             let eprobe = if crate::probe::hook::event_filters() {
                 README_EPROBE_FILTER
@@ -140,10 +175,10 @@ fn render(file: dynprobe_file, registry: &mut Registry) -> Result<Snapshot> {
                 w.0.extend_from_slice(part.as_bytes(), GFP_KERNEL)?;
             }
         }
-        b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS => {
+        FileId::SyntheticEvents => {
             registry.synth.render(w.0, false)?;
         }
-        b::dynprobe_file_DYNPROBE_FILE_KPROBE_PROFILE => {
+        FileId::KprobeProfile => {
             for ev in registry
                 .events
                 .iter()
@@ -166,7 +201,7 @@ fn render(file: dynprobe_file, registry: &mut Registry) -> Result<Snapshot> {
                     w.write_char('\n').map_err(|_| ENOMEM)?;
                 }
             }
-            if file == b::dynprobe_file_DYNPROBE_FILE_DYNAMIC_EVENTS {
+            if file == FileId::DynamicEvents {
                 registry.synth.render(w.0, true)?;
             }
         }
@@ -202,13 +237,13 @@ fn set_closing(
 }
 
 /// The definitions a clear of `file` removes.
-fn owned_by(file: dynprobe_file) -> impl Fn(&Event) -> bool {
+fn owned_by(file: FileId) -> impl Fn(&Event) -> bool {
     move |e: &Event| owns(file, e.def().kind())
 }
 
 /// Removes the definitions `file` owns; nothing if one of them is held
 /// from outside them.
-fn clear(file: dynprobe_file, registry: &mut Registry) -> Result {
+fn clear(file: FileId, registry: &mut Registry) -> Result {
     remove_set(registry, &owned_by(file), &|_: &Event| false)
 }
 
@@ -278,15 +313,11 @@ fn remove_set(
 /// Runs on open(): `truncate` clears the definitions the file owns
 /// (failing with `EBUSY`, and removing nothing, if one is in use); `read`
 /// asks for a snapshot of the contents, which the open file keeps.
-pub(crate) fn open(
-    file: dynprobe_file,
-    truncate: bool,
-    read: bool,
-) -> Result<Option<KBox<Snapshot>>> {
+pub(crate) fn open(file: FileId, truncate: bool, read: bool) -> Result<Option<KBox<Snapshot>>> {
     let mut registry = REGISTRY.lock();
-    if truncate && file == b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS {
+    if truncate && file == FileId::SyntheticEvents {
         registry.synth.clear()?;
-    } else if truncate && file == b::dynprobe_file_DYNPROBE_FILE_DYNAMIC_EVENTS {
+    } else if truncate && file == FileId::DynamicEvents {
         // All or nothing across both kinds. The probe events are checked
         // first and, from then on, take no new enable or reference: a
         // busy probe event refuses the clear before any synthetic event
@@ -348,7 +379,7 @@ pub(crate) fn reject(e: &ParseError, line: &[u8]) -> Error {
 /// nothing goes. Event probes among the events it removes go before the
 /// events they probe (`-:GROUP/` with both in the group).
 fn remove(
-    file: dynprobe_file,
+    file: FileId,
     registry: &mut Registry,
     group: Option<&str>,
     event: &str,
@@ -505,20 +536,20 @@ fn append(ev: &mut Event, def: Arc<CompiledDef>, line: &[u8]) -> Result {
         .map_err(|e| registration_error(kind, line, e))
 }
 
-fn command(file: dynprobe_file, line: &[u8]) -> Result {
+fn command(file: FileId, line: &[u8]) -> Result {
     run(&mut REGISTRY.lock(), file, line)
 }
 
 /// Runs one line; the owners of events it removes are forgotten.
-fn run(registry: &mut Registry, file: dynprobe_file, line: &[u8]) -> Result {
+fn run(registry: &mut Registry, file: FileId, line: &[u8]) -> Result {
     registry.prune_owners();
     let ret = run_line(registry, file, line);
     registry.prune_owners();
     ret
 }
 
-fn run_line(registry: &mut Registry, file: dynprobe_file, line: &[u8]) -> Result {
-    if file == b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS {
+fn run_line(registry: &mut Registry, file: FileId, line: &[u8]) -> Result {
+    if file == FileId::SyntheticEvents {
         return synth_command(registry, SynthSource::SyntheticEvents, line);
     }
     let Some(control) = control_of(file) else {
@@ -584,7 +615,7 @@ fn define(registry: &mut Registry, def: Arc<CompiledDef>, line: &[u8]) -> Result
 /// many bytes it ran, newlines included; 0 when the first line goes on past
 /// the piece (too long to run); the error of the first line that failed
 /// (the lines before it stay applied).
-pub(crate) fn write(file: dynprobe_file, piece: &[u8], ends_write: bool) -> Result<usize> {
+pub(crate) fn write(file: FileId, piece: &[u8], ends_write: bool) -> Result<usize> {
     let mut used = 0;
     while let Some(rest) = piece.get(used..).filter(|rest| !rest.is_empty()) {
         match lang::cut_line(rest, ends_write) {
@@ -599,20 +630,13 @@ pub(crate) fn write(file: dynprobe_file, piece: &[u8], ends_write: bool) -> Resu
     Ok(used)
 }
 
-/// The control files the in-kernel API runs lines of, by number.
-pub(crate) fn command_file(file: u32) -> Option<dynprobe_file> {
-    let file = file as dynprobe_file;
-    let ok = file == b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS || control_of(file).is_some();
-    ok.then_some(file)
-}
-
 /// A control file's name, for messages.
-pub(crate) fn file_name(file: dynprobe_file) -> &'static str {
+pub(crate) fn file_name(file: FileId) -> &'static str {
     match file {
-        b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS => "synthetic_events",
-        b::dynprobe_file_DYNPROBE_FILE_FUNCTION_EVENTS => "function_events",
-        b::dynprobe_file_DYNPROBE_FILE_KPROBE_EVENTS => "kprobe_events",
-        b::dynprobe_file_DYNPROBE_FILE_DYNAMIC_EVENTS => "dynamic_events",
+        FileId::SyntheticEvents => "synthetic_events",
+        FileId::FunctionEvents => "function_events",
+        FileId::KprobeEvents => "kprobe_events",
+        FileId::DynamicEvents => "dynamic_events",
         _ => "?",
     }
 }
@@ -621,7 +645,7 @@ pub(crate) fn file_name(file: dynprobe_file) -> &'static str {
 /// written to `file`, and records `owner` (a `struct module`, or 0) as
 /// the owner of the event it makes. A probe added to an existing event
 /// belongs to that event's owner.
-pub(crate) fn api_command(file: dynprobe_file, line: &[u8], owner: usize) -> Result {
+pub(crate) fn api_command(file: FileId, line: &[u8], owner: usize) -> Result {
     let mut guard = REGISTRY.lock();
     let registry = &mut *guard;
     registry.prune_owners();
@@ -663,7 +687,7 @@ pub(crate) fn api_command(file: dynprobe_file, line: &[u8], owner: usize) -> Res
 
 /// A removal an unloading owner's event refused: the line, the file and
 /// the error.
-pub(crate) type Refused = (KVec<u8>, dynprobe_file, Error);
+pub(crate) type Refused = (KVec<u8>, FileId, Error);
 
 /// Removes the events `owner` made, as it unloads; returns the removals
 /// that failed (an event in use stays, for its control file to remove).

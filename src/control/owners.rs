@@ -5,7 +5,7 @@
 
 use kernel::prelude::*;
 
-use crate::sys::{bindings as b, dynprobe_file};
+use crate::control::FileId;
 
 /// What an owner made: removed with `!NAME` in `synthetic_events`, or
 /// `-:GROUP/EVENT` in the file it was made through.
@@ -14,7 +14,7 @@ enum Made {
         name: KVec<u8>,
     },
     Probe {
-        file: dynprobe_file,
+        file: FileId,
         group: KVec<u8>,
         event: KVec<u8>,
     },
@@ -22,13 +22,13 @@ enum Made {
 
 impl Made {
     /// The file and the line that remove the event.
-    fn removal(&self) -> Result<(dynprobe_file, KVec<u8>)> {
+    fn removal(&self) -> Result<(FileId, KVec<u8>)> {
         let mut line = KVec::new();
         let file = match self {
             Made::Synthetic { name } => {
                 line.push(b'!', GFP_KERNEL)?;
                 line.extend_from_slice(name, GFP_KERNEL)?;
-                b::dynprobe_file_DYNPROBE_FILE_SYNTHETIC_EVENTS
+                FileId::SyntheticEvents
             }
             Made::Probe { file, group, event } => {
                 line.extend_from_slice(b"-:", GFP_KERNEL)?;
@@ -85,13 +85,7 @@ impl Owners {
 
     /// Records `owner` (not null) as the maker of probe event
     /// `group/event`, made through `file`.
-    pub(crate) fn probe(
-        &mut self,
-        owner: usize,
-        file: dynprobe_file,
-        group: &str,
-        event: &str,
-    ) -> Result {
+    pub(crate) fn probe(&mut self, owner: usize, file: FileId, group: &str, event: &str) -> Result {
         let made = Made::Probe {
             file,
             group: copy(group.as_bytes())?,
@@ -116,7 +110,7 @@ impl Owners {
     /// Takes out the records of `owner`'s events, each as the file and
     /// the line that removes it. Every record of `owner` goes, even one
     /// whose line could not be made (out of memory: that event stays).
-    pub(crate) fn take(&mut self, owner: usize) -> KVec<(dynprobe_file, KVec<u8>)> {
+    pub(crate) fn take(&mut self, owner: usize) -> KVec<(FileId, KVec<u8>)> {
         let mut lines = KVec::new();
         for o in self.owned.iter().filter(|o| o.owner == owner) {
             if let Ok(line) = o.made.removal() {

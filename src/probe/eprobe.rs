@@ -11,12 +11,12 @@
 //! worker makes those of CPUs that come online and releases those of CPUs
 //! that went down.
 
-use core::ffi::CStr;
 use core::ptr::NonNull;
 
 use kernel::prelude::*;
 
 use super::Hook;
+use super::Place;
 use crate::lang::{EventField, FieldKind, FilterCheck};
 use crate::sys::bindings as b;
 
@@ -165,24 +165,27 @@ impl EprobeHook {
     ///
     /// # Safety
     ///
-    /// `place.symbol`, and `place.filter` unless NULL, are
-    /// NUL-terminated; `feed` outlives the hook.
+    /// `feed` outlives the hook.
     pub(crate) unsafe fn boxed(
-        place: &b::dynprobe_place,
+        place: &mut Place<'_>,
         feed: *mut b::dynprobe_feed,
     ) -> Result<KBox<dyn Hook>> {
-        // SAFETY: per the function's contract.
-        let source = unsafe { CStr::from_char_ptr(place.symbol.cast()) };
-        let name = source
+        let name = place
+            .symbol
+            .ok_or(EINVAL)?
             .to_str()
             .ok()
             .and_then(SourceName::of_place)
             .ok_or(EINVAL)?;
+        let filter = place
+            .filter
+            .as_deref_mut()
+            .map_or(core::ptr::null_mut(), |f| f.as_mut_ptr().cast());
         // SAFETY: the names and the filter are NUL-terminated (the filter
         // is parsed, not kept); `feed` outlives the counters (per the
         // function's contract), which the drop releases.
         let eprobe =
-            unsafe { b::dynprobe_eprobe_attach(name.system(), name.event(), place.filter, feed) };
+            unsafe { b::dynprobe_eprobe_attach(name.system(), name.event(), filter, feed) };
         let eprobe = kernel::error::from_err_ptr(eprobe)?;
         let eprobe = NonNull::new(eprobe).ok_or(ENOMEM)?;
         Ok(KBox::new(EprobeHook { eprobe }, GFP_KERNEL)?)

@@ -18,6 +18,8 @@ use kernel::sync::global_lock;
 use kernel::types::Opaque;
 
 use super::Hook;
+use super::Place;
+use crate::lang::ProbeKind;
 use crate::sys::bindings as b;
 
 /// An fprobe, or an entry probe on the shared ftrace_ops.
@@ -47,6 +49,19 @@ unsafe impl Send for FprobeHook {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for FprobeHook {}
 
+/// The kind as fprobe.c's handlers tell them apart (the record's header,
+/// and a tracepoint probe's own registration).
+fn fprobe_kind(kind: ProbeKind) -> b::dynprobe_fprobe_kind {
+    match kind {
+        ProbeKind::FprobeExit => b::dynprobe_fprobe_kind_DYNPROBE_FPROBE_EXIT,
+        ProbeKind::FunctionEntry => b::dynprobe_fprobe_kind_DYNPROBE_FUNCTION_ENTRY,
+        ProbeKind::FunctionExit => b::dynprobe_fprobe_kind_DYNPROBE_FUNCTION_EXIT,
+        ProbeKind::Tracepoint => b::dynprobe_fprobe_kind_DYNPROBE_TRACEPOINT,
+        // Not reached: the other kinds have hooks of their own.
+        _ => b::dynprobe_fprobe_kind_DYNPROBE_FPROBE_ENTRY,
+    }
+}
+
 /// Whether `func` is a glob (`*`, `?`, `[`).
 fn is_glob(func: &[u8]) -> bool {
     func.iter().any(|c| b"*?[".contains(c))
@@ -54,10 +69,8 @@ fn is_glob(func: &[u8]) -> bool {
 
 /// The address of `func` if an entry probe on it can use the shared
 /// ftrace_ops: one function of the kernel image.
-fn shared_hook_address(kind: b::dynprobe_probe_kind, func: &CStr) -> Option<usize> {
-    if kind != b::dynprobe_probe_kind_DYNPROBE_FPROBE_ENTRY
-        && kind != b::dynprobe_probe_kind_DYNPROBE_FUNCTION_ENTRY
-    {
+fn shared_hook_address(kind: ProbeKind, func: &CStr) -> Option<usize> {
+    if !matches!(kind, ProbeKind::FprobeEntry | ProbeKind::FunctionEntry) {
         return None;
     }
     if is_glob(func.to_bytes()) || func.to_bytes().contains(&b':') {
@@ -79,17 +92,16 @@ impl FprobeHook {
     /// outlives it.
     pub(super) unsafe fn setup(
         probe: *mut b::dynprobe_fprobe,
-        place: &b::dynprobe_place,
+        place: &Place<'_>,
         feed: *mut b::dynprobe_feed,
     ) {
-        let exit = place.kind == b::dynprobe_probe_kind_DYNPROBE_FPROBE_EXIT
-            || place.kind == b::dynprobe_probe_kind_DYNPROBE_FUNCTION_EXIT;
+        let exit = matches!(place.kind, ProbeKind::FprobeExit | ProbeKind::FunctionExit);
         // SAFETY: per the function's contract.
         unsafe {
             core::ptr::write_bytes(probe, 0, 1);
             b::dynprobe_fprobe_init(probe, exit, place.entry_data_size);
             (*probe).feed = feed;
-            (*probe).kind = place.kind;
+            (*probe).kind = fprobe_kind(place.kind);
         }
     }
 
@@ -97,7 +109,7 @@ impl FprobeHook {
     ///
     /// `feed` must outlive the hook.
     pub(super) unsafe fn boxed(
-        place: &b::dynprobe_place,
+        place: &mut Place<'_>,
         feed: *mut b::dynprobe_feed,
     ) -> Result<KBox<dyn Hook>> {
         let func = super::hook::place_symbol(place)?;

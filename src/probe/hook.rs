@@ -8,6 +8,8 @@ use core::pin::Pin;
 
 use kernel::prelude::*;
 
+use super::Place;
+use crate::lang::ProbeKind;
 use crate::sys::bindings as b;
 
 pub(crate) use super::eprobe::{event_field, event_filter, event_filters, event_source};
@@ -45,24 +47,29 @@ pub(super) fn boxed<T: Hook + 'static>(hook: Pin<KBox<T>>) -> KBox<dyn Hook> {
 ///
 /// `feed` must outlive the hook.
 pub(crate) unsafe fn new_hook(
-    place: &b::dynprobe_place,
+    place: &mut Place<'_>,
     feed: *mut b::dynprobe_feed,
 ) -> Result<KBox<dyn Hook>> {
     Ok(match place.kind {
-        b::dynprobe_probe_kind_DYNPROBE_KPROBE | b::dynprobe_probe_kind_DYNPROBE_KRETPROBE => {
+        ProbeKind::Kprobe | ProbeKind::Kretprobe => {
             // SAFETY: per the function's contract.
             unsafe { super::kprobe::KprobeHook::boxed(place, feed) }?
         }
-        b::dynprobe_probe_kind_DYNPROBE_EVENT => {
+        ProbeKind::Event => {
             // SAFETY: per the function's contract.
             unsafe { super::eprobe::EprobeHook::boxed(place, feed) }?
         }
-        b::dynprobe_probe_kind_DYNPROBE_TRACEPOINT => {
+        ProbeKind::Tracepoint => {
             // SAFETY: per the function's contract.
             unsafe { super::tracepoint::TracepointHook::boxed(place, feed) }?
         }
-        // SAFETY: per the function's contract.
-        _ => unsafe { super::fprobe::FprobeHook::boxed(place, feed) }?,
+        ProbeKind::FprobeEntry
+        | ProbeKind::FprobeExit
+        | ProbeKind::FunctionEntry
+        | ProbeKind::FunctionExit => {
+            // SAFETY: per the function's contract.
+            unsafe { super::fprobe::FprobeHook::boxed(place, feed) }?
+        }
     })
 }
 
@@ -76,12 +83,11 @@ pub(super) fn nul_terminated(text: &[u8]) -> Result<KVec<u8>> {
 
 /// The place's symbol with its NUL, as a hook keeps it (the kernel keeps
 /// a pointer to it while the hook is registered); empty for an address.
-pub(super) fn place_symbol(place: &b::dynprobe_place) -> Result<KVec<u8>> {
-    if place.symbol.is_null() {
-        return Ok(KVec::new());
+pub(super) fn place_symbol(place: &Place<'_>) -> Result<KVec<u8>> {
+    match place.symbol {
+        None => Ok(KVec::new()),
+        Some(symbol) => nul_terminated(symbol.to_bytes()),
     }
-    // SAFETY: a non-null place symbol is a NUL-terminated string.
-    nul_terminated(unsafe { core::ffi::CStr::from_char_ptr(place.symbol.cast()) }.to_bytes())
 }
 
 /// Lockdown (`LOCKDOWN_KPROBES`, confidentiality) refuses to hook a

@@ -15,7 +15,8 @@ use kernel::ffi::c_char;
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
-use super::{module_waits, Hook};
+use super::{module_waits, Hook, Place};
+use crate::lang::ProbeKind;
 use crate::sys::bindings as b;
 
 /// A kprobe or kretprobe.
@@ -57,11 +58,11 @@ impl KprobeHook {
     ///
     /// `feed` must outlive the hook.
     pub(super) unsafe fn boxed(
-        place: &b::dynprobe_place,
+        place: &mut Place<'_>,
         feed: *mut b::dynprobe_feed,
     ) -> Result<KBox<dyn Hook>> {
         let symbol = super::hook::place_symbol(place)?;
-        let ret = place.kind == b::dynprobe_probe_kind_DYNPROBE_KRETPROBE;
+        let ret = place.kind == ProbeKind::Kretprobe;
         // The vector's buffer stays where it is when the vector moves into
         // the hook, which then keeps it as long as the probe points to it.
         let symbol_name = (!symbol.is_empty()).then(|| symbol.as_ptr().cast::<c_char>());
@@ -82,7 +83,7 @@ impl KprobeHook {
                                 (*kp).symbol_name = name;
                                 (*kp).offset = place.offset as u32;
                             }
-                            None => (*kp).addr = place.addr as *mut _,
+                            None => (*kp).addr = place.addr as *mut u8,
                         }
                         (*p).rp.maxactive = place.maxactive;
                     }

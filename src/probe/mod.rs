@@ -40,10 +40,10 @@ impl<const N: usize> CText<N> {
         }
     }
 
-    /// The text with its NUL, or `None` if it did not fit.
-    pub(crate) fn as_c(&mut self) -> Option<*const u8> {
+    /// The text with its NUL, or `None` if it did not fit (or holds a NUL).
+    pub(crate) fn as_cstr(&mut self) -> Option<&CStr> {
         *self.buf.get_mut(self.len)? = 0;
-        Some(self.buf.as_ptr())
+        CStr::from_bytes_with_nul(self.buf.get(..=self.len)?).ok()
     }
 }
 
@@ -59,45 +59,54 @@ impl<const N: usize> Write for CText<N> {
     }
 }
 
-/// Where a definition's probe goes, as the C side wants it. `symbol` and
-/// `filter` receive the NUL-terminated texts the place points to.
-fn place_of(
+/// Where a definition's probe goes and what its hook needs to know: made
+/// from the definition by [`place_of`], read by the hook of its kind.
+pub(crate) struct Place<'a> {
+    pub(crate) kind: ProbeKind,
+    /// `SYM` or `MOD:SYM` (NUL-terminated), `None` for an address.
+    pub(crate) symbol: Option<&'a CStr>,
+    pub(crate) addr: usize,
+    pub(crate) offset: usize,
+    pub(crate) maxactive: i32,
+    /// Bytes a return probe saves at function entry for entry arguments.
+    pub(crate) entry_data_size: u32,
+    /// The record's size when it has no strings (0: it may have some).
+    pub(crate) fixed_record_size: u32,
+    /// An event probe's filter of its source's records (NUL-terminated).
+    pub(crate) filter: Option<&'a mut [u8]>,
+}
+
+/// The place of a definition's probe. `symbol` and `filter` receive the
+/// NUL-terminated texts the place refers to.
+fn place_of<'a>(
     def: DefView<'_>,
-    symbol: &mut CText<600>,
-    filter: &mut KVec<u8>,
-) -> Result<b::dynprobe_place> {
+    symbol: &'a mut CText<600>,
+    filter: &'a mut KVec<u8>,
+) -> Result<Place<'a>> {
     if !def.filter().is_empty() {
         *filter = hook::nul_terminated(def.filter().as_bytes())?;
     }
-    Ok(b::dynprobe_place {
-        kind: match def.kind() {
-            ProbeKind::Kprobe => b::dynprobe_probe_kind_DYNPROBE_KPROBE,
-            ProbeKind::Kretprobe => b::dynprobe_probe_kind_DYNPROBE_KRETPROBE,
-            ProbeKind::FprobeEntry => b::dynprobe_probe_kind_DYNPROBE_FPROBE_ENTRY,
-            ProbeKind::FprobeExit => b::dynprobe_probe_kind_DYNPROBE_FPROBE_EXIT,
-            ProbeKind::FunctionEntry => b::dynprobe_probe_kind_DYNPROBE_FUNCTION_ENTRY,
-            ProbeKind::FunctionExit => b::dynprobe_probe_kind_DYNPROBE_FUNCTION_EXIT,
-            ProbeKind::Tracepoint => b::dynprobe_probe_kind_DYNPROBE_TRACEPOINT,
-            ProbeKind::Event => b::dynprobe_probe_kind_DYNPROBE_EVENT,
-        },
-        symbol: match (def.full_symbol(), def.address()) {
-            (Some(s), _) => {
-                symbol.write_str(s).map_err(|_| EINVAL)?;
-                symbol.as_c().ok_or(EINVAL)?
-            }
-            // An address kallsyms does not know: register_kprobe() fails
-            // with -ENOENT, which the kernel's probe events take for a
-            // module to come, keeping the event with an unregistered probe
-            // that never fires. The C side keeps a place in a module that
-            // is not loaded the same way, so the address goes there as a
-            // symbol of the unnamed module (`:0x...`), which no module
-            // load ever matches.
-            (None, Some(a)) if a != 0 && KernelResolver::new().kprobe_address(a).is_none() => {
-                write!(symbol, ":0x{:x}", a).map_err(|_| EINVAL)?;
-                symbol.as_c().ok_or(EINVAL)?
-            }
-            (None, _) => core::ptr::null(),
-        },
+    let symbol = match (def.full_symbol(), def.address()) {
+        (Some(s), _) => {
+            symbol.write_str(s).map_err(|_| EINVAL)?;
+            Some(symbol.as_cstr().ok_or(EINVAL)?)
+        }
+        // An address kallsyms does not know: register_kprobe() fails
+        // with -ENOENT, which the kernel's probe events take for a
+        // module to come, keeping the event with an unregistered probe
+        // that never fires. The C side keeps a place in a module that
+        // is not loaded the same way, so the address goes there as a
+        // symbol of the unnamed module (`:0x...`), which no module
+        // load ever matches.
+        (None, Some(a)) if a != 0 && KernelResolver::new().kprobe_address(a).is_none() => {
+            write!(symbol, ":0x{:x}", a).map_err(|_| EINVAL)?;
+            Some(symbol.as_cstr().ok_or(EINVAL)?)
+        }
+        (None, _) => None,
+    };
+    Ok(Place {
+        kind: def.kind(),
+        symbol,
         addr: def.address().unwrap_or(0) as usize,
         offset: def.offset() as usize,
         maxactive: def.maxactive() as i32,
@@ -108,9 +117,9 @@ fn place_of(
             0
         },
         filter: if filter.is_empty() {
-            core::ptr::null_mut()
+            None
         } else {
-            filter.as_mut_ptr().cast()
+            Some(&mut filter[..])
         },
     })
 }
@@ -153,7 +162,7 @@ impl Probe {
         let view = def.view();
         let mut symbol = CText::<600>::new();
         let mut filter = KVec::new();
-        let place = place_of(view, &mut symbol, &mut filter)?;
+        let mut place = place_of(view, &mut symbol, &mut filter)?;
         // SAFETY: allocates a per-CPU counter, which the feed frees.
         let nhit = unsafe { b::dynprobe_counter_alloc() };
         if nhit.is_null() {
@@ -169,7 +178,7 @@ impl Probe {
         };
         let feed = KBox::new(feed, GFP_KERNEL)?;
         // SAFETY: the feed is boxed and outlives the hook (field order).
-        let hook = unsafe { hook::new_hook(&place, feed.feed.get()) }?;
+        let hook = unsafe { hook::new_hook(&mut place, feed.feed.get()) }?;
         Ok(Probe { hook, feed, def })
     }
 

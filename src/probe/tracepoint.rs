@@ -28,6 +28,7 @@ use kernel::types::Opaque;
 
 use super::fprobe::FprobeHook;
 use super::Hook;
+use super::Place;
 use crate::sys::bindings as b;
 
 /// Modules with tracepoints, and the hooks.
@@ -138,7 +139,7 @@ impl TracepointHook {
     ///
     /// `feed` must outlive the hook.
     pub(super) unsafe fn boxed(
-        place: &b::dynprobe_place,
+        place: &mut Place<'_>,
         feed: *mut b::dynprobe_feed,
     ) -> Result<KBox<dyn Hook>> {
         let name = super::hook::place_symbol(place)?;

@@ -16,8 +16,6 @@ use kernel::prelude::*;
 
 pub(crate) mod bindings;
 
-pub(crate) use bindings::dynprobe_file;
-
 /// Registers the module notifier through which an unloading module's
 /// events go (the in-kernel API, src/api/mod.rs).
 pub(crate) fn api_init() -> Result {
