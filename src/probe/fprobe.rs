@@ -185,6 +185,12 @@ impl Hook for FprobeHook {
             // does nothing.
             unsafe { b::dynprobe_fentry_disarm(probe) };
         } else if self.registered.get() {
+            // Its result is not looked at: unregister_fprobe() fails only
+            // for an fprobe that is not registered (-EINVAL). It takes the
+            // fprobe out of fprobe's hash whatever ftrace does, and the
+            // ftrace_ops it hooks through is fprobe's own, not this
+            // module's, so a dead ftrace (-ENODEV inside) leaves nothing
+            // of dynprobe's on ftrace's lists (unlike fentry.c's ops).
             // SAFETY: a registered fprobe.
             unsafe { b::unregister_fprobe(core::ptr::addr_of_mut!((*probe).fp)) };
         }
