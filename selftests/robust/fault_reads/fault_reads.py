@@ -37,8 +37,10 @@ import os
 import re
 import sys
 
-# tools/tracefs.py, beside this file wherever the project is.
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# tools/lib of the project this file is in, wherever the project is.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '..', '..', '..', 'tools', 'lib'))
+import kallsyms  # noqa: E402
 import tracefs  # noqa: E402
 from tracefs import DYNPROBE, TRACING  # noqa: E402
 
@@ -128,7 +130,7 @@ class Buffers:
             ('user_unterminated', base + 4 * PAGE - 10),
             ('user_3000', base + 256),
             ('user_5000', base + PAGE),
-            ('kernel_banner', kallsyms('linux_banner')),
+            ('kernel_banner', kallsyms.address('linux_banner')),
             ('noncanonical', 0xdead000000000000),
             # Unused in the 4- and 5-level layouts alike, and above the
             # KASAN shadow, which maps the hole below the kernel half
@@ -143,15 +145,6 @@ class Buffers:
         if missing or len(self.targets) != len(TARGETS):
             raise SystemExit('fault-reads: targets %s not found: the compared set would shrink'
                              % sorted(missing))
-
-
-def kallsyms(name):
-    with open('/proc/kallsyms') as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) == 3 and parts[2] == name:
-                return int(parts[0], 16)
-    raise LookupError(name)
 
 
 def vmalloc_guard_page():
