@@ -6,9 +6,12 @@
 disk). tools/bench --profile does this for every contender
 (bench/profile.py). Usage: bench/perf-top.py KALLSYMS SCRIPT [TOP]"""
 import collections
+import os
 import sys
 
-from kallsyms import Symbols, chains
+# tools/lib of the project this file is in, wherever the project is.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "lib"))
+from kallsyms import Symbols, chains  # noqa: E402
 
 syms = Symbols(sys.argv[1])
 top = int(sys.argv[3]) if len(sys.argv) > 3 else 25

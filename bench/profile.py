@@ -22,26 +22,15 @@ import math
 import os
 import sys
 
-from kallsyms import Symbols, chains
+# tools/lib of the project this file is in, wherever the project is.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "lib"))
+from contenders import LABEL  # noqa: E402
+from kallsyms import Symbols, chains  # noqa: E402
 
 LOOP = "ctl_write [dpbench]"
 TARGET = "dpbench_target [dpbench]"
 TOP = 15
 
-NAME = {
-    "hook_kprobe_rb": "bare kprobe + raw ring-buffer write",
-    "hook_ftrace_rb": "bare ftrace_ops + raw ring-buffer write",
-    "k_kprobe": "kernel kprobe event, 3 register args",
-    "d_kprobe": "dynprobe kprobe event, 3 register args",
-    "k_kprobe_str": "kernel kprobe event, 3 regs + string",
-    "d_kprobe_str": "dynprobe kprobe event, 3 regs + string",
-    "k_fentry": "kernel fprobe entry event, 3 args",
-    "d_fentry": "dynprobe `f` entry event, 3 args",
-    "d_func": "dynprobe function event, 3 args",
-    "k_fexit": "kernel fprobe %return event, retval + 1 arg",
-    "d_fexit": "dynprobe `f` %return event, retval + 1 arg",
-    "d_func_exit": "dynprobe function exit event, retval + 1 arg",
-}
 # file name, what is compared, reference contender, dynprobe's, target
 PAIRS = [
     ("kprobe", "kprobe event, 3 register args: dynprobe / kernel",
@@ -134,8 +123,8 @@ def pair_report(out, key, what, ref, dyn, target, profiles, period, calls):
     err = max(math.sqrt(0.1 * 0.9 / p.samples) * p.overhead for p in (a, b))
     lines = [
         f"# Where the cost goes: {what}", "",
-        f"Overhead measured without perf, instructions per hit: {NAME[ref]} "
-        f"{a.overhead:.0f}, {NAME[dyn]} {b.overhead:.0f}: ratio {ratio:.2f}{verdict}.",
+        f"Overhead measured without perf, instructions per hit: {LABEL[ref]} "
+        f"{a.overhead:.0f}, {LABEL[dyn]} {b.overhead:.0f}: ratio {ratio:.2f}{verdict}.",
         "",
         f"Profile: `perf record -g -e cpu-clock -c {period}` (a sample every {period} "
         f"instructions) over {calls} calls of the target, with pseudo-random pauses "
@@ -145,9 +134,9 @@ def pair_report(out, key, what, ref, dyn, target, profiles, period, calls):
         f"share of the hook's samples × the overhead; a function with a tenth of the "
         f"samples is known to ±{err:.0f} (one standard error).", "",
         "## Self", ""]
-    lines += side_by_side(NAME[ref], a.top(a.self_c), NAME[dyn], b.top(b.self_c))
+    lines += side_by_side(LABEL[ref], a.top(a.self_c), LABEL[dyn], b.top(b.self_c))
     lines += ["", "## Inclusive (below the target: the hook and everything it calls)", ""]
-    lines += side_by_side(NAME[ref], a.top(a.incl_c), NAME[dyn], b.top(b.incl_c))
+    lines += side_by_side(LABEL[ref], a.top(a.incl_c), LABEL[dyn], b.top(b.incl_c))
     lines += ["", "## Difference, self", ""]
     lines += difference(a, b)
     path = os.path.join(out, f"profile-{key}.md")

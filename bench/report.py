@@ -10,6 +10,10 @@ import os
 import statistics
 import sys
 
+# tools/lib of the project this file is in, wherever the project is.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "lib"))
+from contenders import LABEL  # noqa: E402
+
 out = sys.argv[1]
 rows = list(csv.DictReader(open(os.path.join(out, "raw.csv"))))
 # tools/bench writes "KERNEL CLOCK"; with the icount clock the guest's
@@ -19,27 +23,6 @@ try:
 except (OSError, ValueError):
     kernel, clock = "lockdep", "wall"
 UNIT = "instructions" if clock == "icount" else "ns"
-
-LABEL = {
-    "hook_kprobe": "bare kprobe, empty handler",
-    "hook_ftrace": "bare ftrace_ops, empty callback",
-    "hook_kprobe_rb": "bare kprobe + raw ring-buffer write",
-    "hook_ftrace_rb": "bare ftrace_ops + raw ring-buffer write",
-    "hook_fprobe": "bare fprobe, empty entry handler",
-    "function_tracer": "the kernel's function tracer on the target",
-    "k_kprobe": "kernel kprobe event, 3 register args",
-    "d_kprobe": "dynprobe kprobe event, 3 register args",
-    "k_kprobe_str": "kernel kprobe event, 3 regs + string",
-    "d_kprobe_str": "dynprobe kprobe event, 3 regs + string",
-    "k_kretprobe": "kernel kretprobe event, $retval",
-    "d_kretprobe": "dynprobe kretprobe event, $retval",
-    "k_fentry": "kernel fprobe entry event, 3 args",
-    "d_fentry": "dynprobe `f` entry event, 3 args",
-    "d_func": "dynprobe function event, 3 args",
-    "k_fexit": "kernel fprobe %return event, retval + 1 arg",
-    "d_fexit": "dynprobe `f` %return event, retval + 1 arg",
-    "d_func_exit": "dynprobe function exit event, retval + 1 arg",
-}
 
 samples = {}  # (phase, contender) -> {round: (base_ns, probe_ns)}
 for r in rows:
