@@ -2,7 +2,7 @@
 //! The order in which Linux 7.2 checks a probe event line, where a line
 //! has more than one fault: which error_log entry (message, caret column,
 //! errno) the kernel reports first, and the command text it shows, byte
-//! for byte. Each case is a kind of line tools/malformed-input.py found
+//! for byte. Each case is a kind of line selftests/robust/malformed_input/ found
 //! dynprobe answering differently from the kernel.
 
 use super::common::*;
