@@ -48,6 +48,7 @@ import argparse
 import ctypes
 import errno
 import glob
+import hashlib
 import json
 import multiprocessing
 import os
@@ -1733,6 +1734,9 @@ class Hostile:
         self.events = {}        # dynprobe's events that exist: key -> class
         self.holders = {}       # holder id (tuple) -> perf's Popen or fd, or None
         self.orphans = set()    # synthetic events left to the kernel at rmmod
+        # Of every step's description: two runs of one seed that print the
+        # same digest ran the same sequence.
+        self.digest = hashlib.sha256()
         self.step = 0
         self.history = []       # the last steps, for the report of a failure
         self.errors = []
@@ -1758,6 +1762,7 @@ class Hostile:
                  (name, self.step, KNOWN_EXCEPTIONS[name], detail))
 
     def note(self, what):
+        self.digest.update(("%d %s\n" % (self.step, what)).encode())
         self.history.append("step %d: %s" % (self.step, what))
         del self.history[:-12]
         if self.verbose:
@@ -2434,7 +2439,8 @@ class Hostile:
             self.errors.append("at the end: %s" % e)
             self.log("FAILED at the end: %s" % e)
             self.log("the last steps:\n    " + "\n    ".join(self.history))
-        self.log("==== %d steps in %.1f s (seed %d)" % (done, elapsed, self.seed))
+        self.log("==== %d steps in %.1f s (seed %d, sequence digest %s)" %
+                 (done, elapsed, self.seed, self.digest.hexdigest()[:16]))
         for k in sorted(self.counts):
             self.log("  %-40s %d" % (k, self.counts[k]))
         for name, n in sorted(self.exceptions.items()):
