@@ -42,6 +42,12 @@ and left no record in trace_pipe.
 
 Exit status 0 when no check failed. The roles are forked child processes;
 the parent kills them and everything they started on exit.
+
+--hostile (with --seed N, --steps M, --seconds S, --ko PATH) runs instead
+a seeded sequence of holds on dynprobe's events from outside it against
+rmmod, clears, truncations and removals, in one process: see "hostile"
+below for its rules. The same seed gives the same sequence (its digest is
+printed at the end); a failure prints the step and the steps before it.
 """
 
 import argparse
@@ -1776,6 +1782,12 @@ class Hostile:
 
     def check_kmsg(self):
         """New kernel log records since the last look: a report fails."""
+        bad = self.kmsg_reports()
+        if bad:
+            self.fail("kernel log reports:\n    " + "\n    ".join(bad[:40]))
+
+    def kmsg_reports(self):
+        """The kernel log's new lines that report a bug."""
         bad = []
         while True:
             try:
@@ -1791,8 +1803,7 @@ class Hostile:
             text = rec.decode(errors="replace").split(";", 1)[-1].split("\n", 1)[0]
             if KERNEL_REPORT_RE.search(text):
                 bad.append(text)
-        if bad:
-            self.fail("kernel log reports:\n    " + "\n    ".join(bad[:40]))
+        return bad
 
     # -- what exists, and what holds what
 
@@ -1889,7 +1900,7 @@ class Hostile:
             else:
                 b, a = before[path], after[path]
             if b != a:
-                diffs.append("%s: %r -> %r" % (os.path.basename(path), b, a))
+                diffs.append("%s: %r -> %r" % (path.replace(TRACING + "/", ""), b, a))
         be, ae = before["events"], after["events"]
         for key in sorted(set(be) | set(ae)):
             if key in changed:
@@ -1920,7 +1931,7 @@ class Hostile:
                 self.fail("after %s: events/%s/%s %s" % (what, key[0], key[1],
                           "still exists" if key not in self.events else "is missing"))
 
-    def refused(self, what, rc, before, expect_busy=True):
+    def refused(self, what, rc, before):
         """A refusal: EBUSY, and nothing changed."""
         after = self.snapshot()
         if rc != errno.EBUSY:
@@ -2022,7 +2033,7 @@ class Hostile:
     @staticmethod
     def removal_ways(key):
         cls = POOL.get(key, (SAMPLE_EVENTS.get(key),))[0]
-        g, e = key
+        e = key[1]
         if cls == "k":
             return [(DYNAMIC_EVENTS, "-:%s/%s" % key), (KPROBE_EVENTS, "-:%s/%s" % key)]
         if cls in "fe":
@@ -2058,12 +2069,12 @@ class Hostile:
             self.remove_group(*self.choose(c["group"]))
         self.check_kmsg()
 
-    def write(self, path, data, truncate=False):
-        rc = tracefs.write_errno(path, data, truncate)
-        return rc
+    @staticmethod
+    def write(path, data, truncate=False):
+        return tracefs.write_errno(path, data, truncate)
 
     def define(self, key, path=None):
-        cls, line, flt = POOL[key]
+        cls, line, _ = POOL[key]
         if path is None:
             if cls == "k":
                 path = self.choose([KPROBE_EVENTS, DYNAMIC_EVENTS])
@@ -2144,8 +2155,23 @@ class Hostile:
         self.holders.setdefault(hid, None)
         if kind == "api":
             self.events.update(SAMPLE_EVENTS)
-            self.verify_model(what)
+        self.check_hold_change(what, hid, before)
         self.count("holds taken: " + kind)
+
+    def check_hold_change(self, what, hid, before):
+        """A hold taken or released changes the holder's own files (the
+        kernel's dynamic_events, the trigger and enable files of the
+        events it holds, the sample's events) and nothing of dynprobe's
+        other events."""
+        changed = set(self.holder_keys(hid))
+        if hid[0] == "api":
+            changed |= set(SAMPLE_EVENTS)
+        after = self.snapshot()
+        diffs = [d for d in self.compare(before, after, changed)
+                 if not d.startswith(("dynamic_events:", "sched_waking trigger:"))]
+        if diffs:
+            self.fail("%s changed:\n    %s" % (what, "\n    ".join(diffs)))
+        self.verify_model(what)
 
     def start_perf(self, hid):
         g, e = hid[1]
@@ -2190,6 +2216,7 @@ class Hostile:
         what = "release %s" % (hid,)
         self.note(what)
         kind = hid[0]
+        before = self.snapshot()
         if kind == "enable":
             rc = self.write(ev_dir(hid[1]) + "/enable", "0\n", truncate=True)
         elif kind == "perf":
@@ -2222,7 +2249,7 @@ class Hostile:
         for key in sorted(keys & self.orphans):
             if not self.held_outside(key):
                 self.remove_orphan(key)
-        self.verify_model(what)
+        self.check_hold_change(what, hid, before)
         self.count("holds released: " + kind)
 
     def remove_orphan(self, key):
@@ -2424,6 +2451,9 @@ class Hostile:
             self.errors.append("step %d: %s" % (self.step, e))
             self.log("FAILED at step %d (seed %d): %s" % (self.step, self.seed, e))
             self.log("the last steps:\n    " + "\n    ".join(self.history))
+            bad = self.kmsg_reports()
+            if bad:
+                self.log("the kernel log reports:\n    " + "\n    ".join(bad[:40]))
             self.log("reproduce: tools/guest-stress.py --hostile --seed %d --steps %d "
                      "(make stress-hostile SEED=%d STEPS=%d)" %
                      (self.seed, self.step, self.seed, self.step))
