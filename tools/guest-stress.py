@@ -1681,14 +1681,19 @@ SAMPLE_HELD = ("synthetic", "dynprobe_sample_c")
 HOSTILE_GROUPS = ("dynprobe_sample_c", "hg", "hg2", "synthetic")
 HOSTILE_TAKE_WEIGHTS = {"enable": 3, "eprobe": 3, "var": 3, "onmatch": 3, "perf": 0.5,
                         "perfopen": 2, "api": 1}
+# Weights of the kinds of step ("take" and "release": run_step()'s, from
+# the number of holds).
 HOSTILE_WEIGHTS = {"define": 14, "take": 0, "release": 0, "rmmod": 6, "clear": 12,
                    "remove": 12, "group": 6}
 # A kernel log line that fails the run.
 KERNEL_REPORT_RE = re.compile(r"Oops|BUG[: ]|WARNING:|general protection fault|Kernel panic|"
                               r"KASAN|UBSAN|refcount_t:|list_(add|del) corruption|"
                               r"Call Trace:|RIP: ")
-# Known bugs being fixed in src/: each lets the sequence go on past it,
-# is printed every time it is used, and is counted in the summary.
+# Known departures from the rules above: each lets the sequence go on
+# past it, is printed every time it is used, and is counted in the
+# summary. The last two are bugs being fixed in src/; the first (found by
+# this sequence) is what src/shim/synth.c chose: an ownerless synthetic
+# event pins nothing, and what holds it at unload is left to the kernel.
 KNOWN_EXCEPTIONS = {
     "synth-left-to-kernel": "rmmod is accepted while only holds on dynprobe's synthetic "
                             "events remain; those events stay, as the kernel's (dmesg: "
@@ -1931,25 +1936,26 @@ class Hostile:
                 self.fail("after %s: events/%s/%s %s" % (what, key[0], key[1],
                           "still exists" if key not in self.events else "is missing"))
 
-    def refused(self, what, rc, before):
-        """A refusal: EBUSY, and nothing changed."""
+    def refused(self, what, rc, before, busy=()):
+        """A refusal (for the events busy): EBUSY, and nothing changed."""
         after = self.snapshot()
         if rc != errno.EBUSY:
             self.fail("%s: %s, expected EBUSY%s" % (what, errname(rc), kernel_log_tail()))
         diffs = self.compare(before, after)
         if diffs:
-            self.known_or_fail(what, diffs, before, after)
+            self.known_or_fail(what, diffs, before, after, busy=busy)
         self.count("EBUSY refusals: " + what.split()[0])
 
-    def known_or_fail(self, what, diffs, before, after, changed=()):
+    def known_or_fail(self, what, diffs, before, after, changed=(), busy=()):
         """A refusal that changed something: the known synthetic-event
-        bug when it is that (a clear refused while a synthetic event is
-        busy, the listings the same but for their order, only synthetic
+        bug when it is that (a clear refused for busy synthetic events
+        only, the listings the same but for their order, only synthetic
         events' ids, filters, triggers or enables differing), else a
-        failure."""
+        failure. A busy probe event must refuse a clear of
+        dynamic_events before any synthetic event is touched."""
         clear = what.startswith("clear") and ("dynamic_events" in what or
                                               "synthetic_events" in what)
-        busy_synth = any(c == "s" and self.busy(k) for k, c in self.events.items())
+        busy_synth = busy and all(k[0] == "synthetic" for k in busy)
         only_synth = all(d.startswith("events/synthetic/")
                          for d in self.compare(before, after, changed, ordered=False))
         if clear and busy_synth and only_synth:
@@ -2325,7 +2331,7 @@ class Hostile:
         rc = self.write(path, {"echo": "\n", "trunc": "", "replace": (line or "") + "\n"}[how],
                         truncate=True)
         if busy:
-            self.refused("%s (busy: %s)" % (what, busy), rc, before)
+            self.refused("%s (busy: %s)" % (what, busy), rc, before, busy)
             return
         added = [(key, POOL[key][0])] if line else []
         self.succeeded(what, rc, before, gone=mine, added=added)
