@@ -2056,11 +2056,15 @@ class Hostile:
         n = len(self.holders)
         weights = dict(HOSTILE_WEIGHTS, take=max(4, 30 - 8 * n), release=6 * n)
         kind = self.rng.choices(kinds, [weights[k] for k in kinds])[0]
+        refcnt = module_refcnt()
         if kind == "take":
             types = sorted({h[0] for h in c["take"]})
             t = self.rng.choices(types, [HOSTILE_TAKE_WEIGHTS[x] for x in types])[0]
             self.take(self.choose([h for h in c["take"] if h[0] == t]))
         elif kind == "release":
+            # What a release gives back depends on the other holds of the
+            # event (its first perf user takes two references, and the
+            # last gives both back): the count is checked once none is left.
             self.release(self.choose(c["release"]))
         elif kind == "define":
             self.define(self.choose(c["define"]))
@@ -2074,6 +2078,19 @@ class Hostile:
         else:
             self.remove_group(*self.choose(c["group"]))
         self.check_kmsg()
+        if kind not in ("take", "release", "rmmod"):
+            self.check_refcnt(kind, refcnt)
+
+    def check_refcnt(self, kind, want):
+        """A step that takes or releases no hold leaves the module's
+        reference count as it was (waited for up to 3 s, for the tracing
+        core's late frees)."""
+        end = now() + 3
+        while module_refcnt() != want and now() < end:
+            time.sleep(0.1)
+        if module_refcnt() != want:
+            self.fail("dynprobe's refcnt is %d after this %s step, expected %d" %
+                      (module_refcnt(), kind, want))
 
     @staticmethod
     def write(path, data, truncate=False):
@@ -2256,7 +2273,19 @@ class Hostile:
             if not self.held_outside(key):
                 self.remove_orphan(key)
         self.check_hold_change(what, hid, before)
+        if not self.holders:
+            self.check_unpinned(what)
         self.count("holds released: " + kind)
+
+    def check_unpinned(self, what):
+        """With no hold left, the module has no reference: one left is a
+        hold that outlived its release (waited for up to 3 s, for the
+        tracing core's late frees)."""
+        end = now() + 3
+        while module_refcnt() and now() < end:
+            time.sleep(0.1)
+        if module_refcnt():
+            self.fail("after %s, the last hold, dynprobe's refcnt is %d" % (what, module_refcnt()))
 
     def remove_orphan(self, key):
         """A synthetic event left to the kernel at an rmmod, no longer
@@ -2460,6 +2489,7 @@ class Hostile:
             bad = self.kmsg_reports()
             if bad:
                 self.log("the kernel log reports:\n    " + "\n    ".join(bad[:40]))
+            self.diagnose()
             self.log("reproduce: tools/guest-stress.py --hostile --seed %d --steps %d "
                      "(make stress-hostile SEED=%d STEPS=%d)" %
                      (self.seed, self.step, self.seed, self.step))
@@ -2483,6 +2513,21 @@ class Hostile:
             self.log("  known exception %s used %d times" % (name, n))
         self.log("FAILED" if self.errors else "PASSED")
         return not self.errors
+
+    def diagnose(self):
+        """After a failure: the state a reader needs, and whether a hold
+        that should be gone goes by itself a few seconds later (the
+        tracing core frees some references late)."""
+        self.log("holds: %s; orphans: %s" % (sorted(self.holders), sorted(self.orphans)))
+        refcnt = try_read("/sys/module/dynprobe/refcnt").strip()
+        for key, st in sorted(self.snapshot()["events"].items()):
+            self.log("  events/%s/%s: enable %s, trigger %s" %
+                     (key[0], key[1], st["enable"].strip(),
+                      [l for l in st["trigger"].split("\n") if l and not l.startswith("#")]))
+        self.log("kernel dynamic_events: %r" % try_read(KERNEL_DYNAMIC_EVENTS))
+        time.sleep(5)
+        self.log("dynprobe's refcnt %s, 5 s later %s" %
+                 (refcnt, try_read("/sys/module/dynprobe/refcnt").strip()))
 
     def finish(self):
         """Every hold released, everything cleared, rmmod, nothing left."""
