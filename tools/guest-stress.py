@@ -2092,9 +2092,14 @@ class Hostile:
             self.fail("dynprobe's refcnt is %d after this %s step, expected %d" %
                       (module_refcnt(), kind, want))
 
-    @staticmethod
-    def write(path, data, truncate=False):
-        return tracefs.write_errno(path, data, truncate)
+    def write(self, path, data, truncate=False):
+        rc = tracefs.write_errno(path, data, truncate)
+        if self.verbose:
+            # Each write as a shell command, for a reproduction by hand.
+            self.log("  %s %s %s  # %s" % ("echo %r" % data.rstrip("\n") if data else ":",
+                                           ">" if truncate else ">>",
+                                           path.replace(TRACING + "/", ""), errname(rc)))
+        return rc
 
     def define(self, key, path=None):
         cls, line, _ = POOL[key]
