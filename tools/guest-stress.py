@@ -2510,6 +2510,8 @@ class Hostile:
             self.errors.append("at the end: %s" % e)
             self.log("FAILED at the end: %s" % e)
             self.log("the last steps:\n    " + "\n    ".join(self.history))
+            if module_loaded():
+                self.diagnose()
         self.log("==== %d steps in %.1f s (seed %d, sequence digest %s)" %
                  (done, elapsed, self.seed, self.digest.hexdigest()[:16]))
         for k in sorted(self.counts):
