@@ -15,6 +15,9 @@
 #   make bench    per-hit cost against the in-kernel probe events
 #   make bench-profile  where that cost goes, per function and slab cache
 #   make stress   concurrent definitions, tracing and perf for STRESS_SECONDS
+#   make stress-hostile  a seeded random sequence of holds on dynprobe's
+#                 events from outside it against rmmod, clears and
+#                 removals (SEED=N STEPS=M, KERNEL=stock)
 #   make run      boot the guest, load the module and show it working
 #   make shell    interactive guest with the module built
 # run, shell and check-peer take KERNEL=stock for Debian's stock kernel.
@@ -41,7 +44,7 @@ endif
 # The samples link against dynprobe.ko's exports.
 SAMPLES_SYMBOLS = KBUILD_EXTRA_SYMBOLS=$(TOP)/Module.symvers
 
-.PHONY: all module samples module-stock kbuild-rust dkms-build setup check check-host check-guest check-debug check-peer bench bench-profile stress run shell clean
+.PHONY: all module samples module-stock kbuild-rust dkms-build setup check check-host check-guest check-debug check-peer bench bench-profile stress stress-hostile run shell clean
 
 all: module
 
@@ -128,6 +131,17 @@ bench-profile: module-stock
 STRESS_SECONDS ?= 600
 stress: module
 	$(TOP)/tools/stress $(STRESS_SECONDS)
+
+# tools/guest-stress.py --hostile, one CPU: SEED=N replays a sequence
+# (default: a new seed, printed), STEPS=M steps (0: until
+# HOSTILE_SECONDS, default 600, have passed).
+SEED ?=
+STEPS ?= 500
+HOSTILE_SECONDS ?= 600
+stress-hostile: $(GUEST_MODULE)
+	$(if $(filter stock,$(KERNEL)),DYNPROBE_KERNEL=stock) DYNPROBE_KO=$(GUEST_KO) \
+		$(TOP)/tools/stress --hostile $(if $(SEED),--seed $(SEED)) --steps $(STEPS) \
+		--seconds $(HOSTILE_SECONDS)
 
 run: $(GUEST_MODULE)
 	$(GUEST) -- DYNPROBE_KO=$(GUEST_KO) bash tools/demo
