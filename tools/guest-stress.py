@@ -66,8 +66,8 @@ import subprocess
 import sys
 import time
 
-# tools/tracefs.py, beside this file wherever the project is.
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# tools/lib/tracefs.py, found from this file wherever the project is.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import tracefs  # noqa: E402
 from tracefs import DYNPROBE, TRACING  # noqa: E402
 
