@@ -91,14 +91,11 @@ impl<const N: usize> Str<N> {
     /// character boundary: for texts the kernel cuts too (default event
     /// names) and constants known to fit.
     pub(crate) fn set_truncated(&mut self, s: &str) {
-        let mut n = s.len().min(N);
-        while n > 0 && !s.is_char_boundary(n) {
-            n -= 1;
-        }
+        let s = char_prefix(s, N);
         self.clear();
-        if let (Some(dst), Some(src)) = (self.buf.get_mut(..n), s.as_bytes().get(..n)) {
-            dst.copy_from_slice(src);
-            self.len = n;
+        if let Some(dst) = self.buf.get_mut(..s.len()) {
+            dst.copy_from_slice(s.as_bytes());
+            self.len = s.len();
         }
     }
 
@@ -299,6 +296,16 @@ pub(crate) fn is_reserved_field(name: &[u8], fields: Fields) -> bool {
         .any(|r| r.as_bytes() == name)
 }
 
+/// The longest prefix of `s` of at most `max` bytes that ends at a
+/// character boundary.
+fn char_prefix(s: &str, max: usize) -> &str {
+    let mut n = s.len().min(max);
+    while n > 0 && !s.is_char_boundary(n) {
+        n -= 1;
+    }
+    s.get(..n).unwrap_or("")
+}
+
 /// A writer that keeps what fits of what is written to it, cut at a
 /// character boundary, and drops the rest.
 pub(crate) struct Truncating<'a, const N: usize>(pub(crate) &'a mut Str<N>);
@@ -306,13 +313,7 @@ pub(crate) struct Truncating<'a, const N: usize>(pub(crate) &'a mut Str<N>);
 impl<const N: usize> fmt::Write for Truncating<'_, N> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         let room = N.saturating_sub(self.0.len());
-        let mut n = s.len().min(room);
-        while n > 0 && !s.is_char_boundary(n) {
-            n -= 1;
-        }
-        self.0
-            .push(s.get(..n).unwrap_or(""))
-            .map_err(|()| fmt::Error)
+        self.0.push(char_prefix(s, room)).map_err(|()| fmt::Error)
     }
 }
 
@@ -329,11 +330,7 @@ pub(crate) fn set_default_event_name(
     if fmt::write(&mut cut, args).is_err() {
         buf.clear();
     }
-    let fits = buf
-        .as_str()
-        .get(..buf.len().min(MAX_EVENT_NAME_LEN - 1))
-        .unwrap_or("");
-    event.set_truncated(fits);
+    event.set_truncated(char_prefix(buf.as_str(), MAX_EVENT_NAME_LEN - 1));
     for i in 1..event.len() {
         if matches!(at(event.as_bytes(), i), b':' | b'.' | b'*') {
             event.replace_ascii(i, b'_');
