@@ -176,6 +176,19 @@ def read_text(path, limit=None):
     return data.decode(errors="replace")
 
 
+def perf_pids():
+    """The perf processes alive now."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if read_text("/proc/%s/comm" % d).strip() == "perf":
+                    pids.append(int(d))
+            except OSError:
+                pass
+    return pids
+
+
 def possible_cpus():
     """The number of possible CPUs (/sys/devices/system/cpu/possible: "0-1,4")."""
     n = 0
@@ -569,13 +582,17 @@ class Writer(Role):
         self.expect("malformed line", rc, (errno.EINVAL,), line=line)
         self.verify("malformed line")
 
-    def removal_outcome(self, what, ev, rc, gone_lines):
-        """Checks a removal of gone_lines of ev; updates the ledger."""
+    def removal_outcome(self, what, ev, rc, gone_lines, retry=None):
+        """Checks a removal of gone_lines of ev; updates the ledger.
+        retry() writes the removal again (see busy_after_perf_runs)."""
         if rc == errno.EBUSY:
             if ev.enabled:
                 self.count("EBUSY refusals: removal of an enabled event")
             elif self.perf_holds(ev):
                 self.count("EBUSY refusals: removal of an event perf holds")
+            elif retry is not None and self.await_perf_runs():
+                self.count("EBUSY refusals: retried after the perf runs of the time ended")
+                return self.removal_outcome(what + " (retried)", ev, retry(), gone_lines)
             else:
                 self.error("%s: EBUSY, but the event is neither enabled nor used by perf "
                        "(perf: %s)" % (what, self.perf_state()))
@@ -606,6 +623,21 @@ class Writer(Role):
                     (ev_id is not None and "[id=%d]" % ev_id in what):
                 return True
         return False
+
+    def await_perf_runs(self):
+        """Waits for the perf processes running now to end; False if none
+        ran. perf reads an event's id itself, after its heartbeat named
+        one: when events come and go in between, the id it opens can be
+        another event's (ids are reused at once), which then stays busy
+        until that perf ends. A hold that outlives every perf run of its
+        time is not perf's."""
+        pids = perf_pids()
+        if not pids:
+            return False
+        deadline = now() + 150
+        while now() < deadline and any(os.path.exists("/proc/%d" % p) for p in pids):
+            time.sleep(0.1)
+        return True
 
     @staticmethod
     def perf_state():
@@ -640,7 +672,8 @@ class Writer(Role):
         rc = tracefs.write_errno(path, cmd + "\n")
         self.count("remove event")
         self.removal_outcome("remove %s in %s" % (cmd, os.path.basename(path)),
-                             ev, rc, list(ev.lines))
+                             ev, rc, list(ev.lines),
+                             lambda: tracefs.write_errno(path, cmd + "\n"))
 
     def op_remove_probe(self):
         multi = [ev for ev in self.events.values() if len(ev.lines) > 1]
@@ -657,7 +690,8 @@ class Writer(Role):
         self.hb("remove probe %s" % cmd)
         rc = tracefs.write_errno(path, cmd + "\n")
         self.count("remove one probe")
-        self.removal_outcome("remove probe %s" % cmd, ev, rc, [ev.lines[i]])
+        self.removal_outcome("remove probe %s" % cmd, ev, rc, [ev.lines[i]],
+                             lambda: tracefs.write_errno(path, cmd + "\n"))
 
     def op_remove_group(self):
         group = self.rng.choice((self.kgroup, self.fgroup))
@@ -669,10 +703,21 @@ class Writer(Role):
         rc = tracefs.write_errno(path, cmd + "\n")
         self.count("remove group")
         what = "remove group %s in %s" % (cmd, os.path.basename(path))
+        if not self.group_outcome(what, group, members, rc, retry=self.await_perf_runs):
+            self.count("EBUSY refusals: retried after the perf runs of the time ended")
+            rc = tracefs.write_errno(path, cmd + "\n")
+            members = [ev for ev in self.events.values() if ev.group == group]
+            self.group_outcome(what + " (retried)", group, members, rc)
+
+    def group_outcome(self, what, group, members, rc, retry=None):
+        """Checks a group removal and updates the ledger. False when it
+        stopped at an event nothing explains and retry() (run once the
+        ledger is up to date) says to try again."""
+        unexplained = None
         if not members:
             self.expect("remove group of no event", rc, (errno.ENOENT,), " " + what)
             self.verify(what)
-            return
+            return True
         # Events go in creation order until the first busy one, which
         # stops the removal with EBUSY (as the kernel's dyn_event_release
         # does): what remains must be a suffix of the group.
@@ -690,9 +735,7 @@ class Writer(Role):
             elif left[0] in self.events:
                 first = self.events[left[0]]
                 if not first.enabled and not self.perf_holds(first):
-                    self.error("%s: stopped at %s/%s, which is neither enabled nor "
-                               "used by perf (perf: %s)" %
-                               (what, first.group, first.name, self.perf_state()))
+                    unexplained = first
         else:
             self.expect(what, rc, (0, errno.EBUSY))
         for k in removed:
@@ -703,6 +746,14 @@ class Writer(Role):
                 self.drop_line(line)
             self.check_dir(ev, False, what)
         self.verify(what)
+        if unexplained is None:
+            return True
+        if retry is not None and retry():
+            return False
+        self.error("%s: stopped at %s/%s, which is neither enabled nor used by perf "
+                   "(perf: %s)" % (what, unexplained.group, unexplained.name,
+                                   self.perf_state()))
+        return True
 
     def op_wrong_file(self):
         fev = [ev for ev in self.events.values() if ev.cls == "f"]

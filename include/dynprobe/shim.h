@@ -267,8 +267,6 @@ void dynprobe_events_lock(void);
 void dynprobe_events_unlock(void);
 /* lockdep_assert_held(&event_mutex): where the tracing core holds it for us. */
 void dynprobe_events_assert_held(void);
-/* Whether the current task takes dynprobe's own holds (src/shim/holds.c). */
-bool dynprobe_internal_holds(void);
 /* Whether event @system/@name exists; event_mutex held. */
 bool dynprobe_event_name_taken(const char *system, const char *name);
 

@@ -164,9 +164,6 @@ pub(crate) struct TraceEvent {
     /// Being removed by a clear: no new enable or reference is taken, so
     /// that what the clear checked stays true until the event is gone.
     closing: AtomicBool,
-    /// The perf registration took a module reference (it was not one of
-    /// dynprobe's own event probes').
-    perf_pinned: AtomicBool,
     _pin: PhantomPinned,
 }
 
@@ -224,7 +221,6 @@ impl TraceEvent {
                 probes: UnsafeCell::new(KVec::new()),
                 internal_refs: AtomicI32::new(0),
                 closing: AtomicBool::new(false),
-                perf_pinned: AtomicBool::new(false),
                 _pin: PhantomPinned,
             },
             GFP_KERNEL,
@@ -354,23 +350,24 @@ impl TraceEvent {
     }
 
     /// Enables the event in trace instance `file`, or for perf (`None`).
-    /// Enabling takes a module reference, so that rmmod is refused while
-    /// an event is enabled; but not for the perf counters of dynprobe's
-    /// own event probes, which module exit removes first.
+    /// Enabling in an instance takes a module reference, so that rmmod is
+    /// refused while an event is enabled. perf's registration takes none:
+    /// it lasts as long as perf's counters, each of which holds a
+    /// reference on the event (perf_trace_init()), and those pin the
+    /// module one by one unless they are dynprobe's own event probes'
+    /// (src/shim/holds.c). A pin of the registration's would stay with
+    /// whichever user came first, outside perf or an event probe.
     fn enable(&self, file: Option<*mut b::trace_event_file>, held: Held<'_>) -> Result {
         if self.closing.load(Ordering::Relaxed) {
             return Err(EBUSY);
         }
         let was_enabled = self.flags().load(Ordering::Relaxed) != 0;
-        // SAFETY: reads which task is dynprobe's own holder, if any.
-        let pin = file.is_some() || !unsafe { b::dynprobe_internal_holds() };
         // SAFETY: `this_module()` is this module; a reference is taken or
         // the call fails.
-        if pin && !unsafe { b::try_module_get(crate::compat::this_module().as_ptr().cast()) } {
+        if file.is_some()
+            && !unsafe { b::try_module_get(crate::compat::this_module().as_ptr().cast()) }
+        {
             return Err(ENODEV);
-        }
-        if file.is_none() {
-            self.perf_pinned.store(pin, Ordering::Relaxed);
         }
         let set = match file
             .map(|f| self.files_edited(Some(f), None, held))
@@ -464,9 +461,9 @@ impl TraceEvent {
         }
     }
 
-    /// Drops the module reference `enable` took for `file` (or perf).
+    /// Drops the module reference `enable` took for `file` (none for perf).
     fn unpin(&self, file: Option<*mut b::trace_event_file>) {
-        if file.is_none() && !self.perf_pinned.swap(false, Ordering::Relaxed) {
+        if file.is_none() {
             return;
         }
         // SAFETY: drops the reference `enable` took.
@@ -574,12 +571,12 @@ impl TraceEvent {
         }
     }
 
-    /// Held from outside dynprobe: enabled in a trace instance, used by
-    /// perf, or referenced by anything but dynprobe's own event probes.
+    /// Held from outside dynprobe: enabled in a trace instance, or
+    /// referenced by anything but dynprobe's own event probes (perf's
+    /// counters each hold a reference).
     pub(crate) fn held_outside(&self, _lock: &EventsLock) -> bool {
         let flags = self.flags().load(Ordering::Relaxed);
         flags & b::DYNPROBE_SINK_TRACE != 0
-            || self.perf_pinned.load(Ordering::Relaxed)
             || self.refs() > self.internal_refs.load(Ordering::Relaxed)
     }
 

@@ -40,6 +40,8 @@ void dynprobe_holds_exit(void);
 /* Around the holds dynprobe's own event probes take and drop. */
 void dynprobe_internal_holds_begin(void);
 void dynprobe_internal_holds_end(void);
+/* Whether the current task is the one taking them. */
+bool dynprobe_internal_holds(void);
 
 /*
  * Where the return address of a function that has just returned was:
