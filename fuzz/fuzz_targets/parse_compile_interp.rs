@@ -60,6 +60,9 @@ impl Regs for R {
     fn return_value(&self) -> u64 {
         !self.0
     }
+    fn current_task(&self) -> u64 {
+        0xffff_8880_0000_0000 | (self.0 & 0xffff_fff0)
+    }
     fn entry_data(&self, s: u32) -> u64 {
         u64::from(s)
     }

@@ -48,7 +48,7 @@ const README_TAIL: &str = "\
   place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>
 \t     args: <name>=fetcharg[:type]
 \t fetcharg: (%<register>|$<efield>), @<address>, @<symbol>[+|-<offset>],
-\t           $stack<index>, $stack, $retval, $comm, $arg<N>,
+\t           $stack<index>, $stack, $retval, $comm, $arg<N>, $current,
 \t           <argname>[->field[->field|.field...]],
 \t           +|-[u]<offset>(<fetcharg>), \\imm-value, \\\"imm-string\"
 \t     kernel return probes support: $retval, $arg<N>, $comm

@@ -362,12 +362,12 @@ impl TraceEvent {
             return Err(EBUSY);
         }
         let was_enabled = self.flags().load(Ordering::Relaxed) != 0;
-        // SAFETY: `this_module()` is this module; a reference is taken or
-        // the call fails.
-        if file.is_some()
-            && !unsafe { b::try_module_get(crate::compat::this_module().as_ptr().cast()) }
-        {
-            return Err(ENODEV);
+        if file.is_some() {
+            // SAFETY: `this_module()` is this module; a reference is taken
+            // or the call fails.
+            if !unsafe { b::try_module_get(crate::compat::this_module().as_ptr().cast()) } {
+                return Err(ENODEV);
+            }
         }
         let set = match file
             .map(|f| self.files_edited(Some(f), None, held))

@@ -774,6 +774,17 @@ impl<'a> Btf<'a> {
         self.param(self.tracepoint_proto(name.as_bytes())?, idx)
     }
 
+    /// The lowest id of a structure named `name` (the base's first). A
+    /// walk over every type, not the name index, which holds only what
+    /// definitions look up often (functions, tracepoints): structures are
+    /// named only by `$current` and typecasts, at definition time.
+    pub fn struct_named(&self, name: &str) -> Option<u32> {
+        (1..=self.nr_types()).find(|&id| {
+            self.record(id).is_some_and(|r| r.kind() == kind::STRUCT)
+                && self.name_of(id) == name.as_bytes()
+        })
+    }
+
     /// Type `id` with modifiers and typedefs skipped (`void` is
     /// [`BtfType::Other`]); `None` for an unknown id.
     pub fn type_info(&self, id: u32) -> Option<BtfType> {
@@ -881,6 +892,10 @@ impl Resolver for Btf<'_> {
 
     fn btf_type(&self, id: u32) -> Option<BtfType> {
         self.type_info(id)
+    }
+
+    fn btf_struct(&self, name: &str) -> Option<u32> {
+        self.struct_named(name)
     }
 
     fn btf_member(&self, id: u32, name: &str) -> Result<Option<BtfMember>, BtfError> {

@@ -185,6 +185,7 @@ fn record_plan(args: &[ProbeArg], size: u32) -> RecordPlan {
                 | Load::Arg(_)
                 | Load::EntryData(_)
                 | Load::Imm(_)
+                | Load::Current
                 | Load::Symbol { .. }
         );
         let plain = plain_load

@@ -19,6 +19,8 @@ pub trait Regs {
     fn arg(&self, n: u32) -> u64;
     /// The return value.
     fn return_value(&self) -> u64;
+    /// The address of the current task's `task_struct` (`$current`).
+    fn current_task(&self) -> u64;
     /// Entry-data slot `slot` saved at function entry (see
     /// [`DefView::entry_args`]).
     fn entry_data(&self, _slot: u32) -> u64 {
@@ -255,6 +257,7 @@ fn load_value(a: &ProbeArg, regs: &impl Regs) -> u64 {
         Load::Arg(n) => regs.arg(n),
         Load::EntryData(s) => regs.entry_data(s),
         Load::Imm(v) => v,
+        Load::Current => regs.current_task(),
         Load::Symbol { addr, .. } => addr,
         Load::Field(f) => {
             let rec = regs.event_record();

@@ -160,6 +160,12 @@ pub trait Resolver {
         None
     }
 
+    /// The type id of the structure named `name` (`bpf_find_btf_id()`
+    /// with `BTF_KIND_STRUCT`), vmlinux's first.
+    fn btf_struct(&self, _name: &str) -> Option<u32> {
+        None
+    }
+
     /// A member of struct/union `id` by name. `Err` when the type
     /// information is broken (`BAD_BTF_TID`), `Ok(None)` when there is no
     /// such member.

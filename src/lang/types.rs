@@ -494,6 +494,8 @@ pub enum Load {
     Imm(u64),
     /// `$comm`: the current task's command name.
     Comm,
+    /// `$current`: the address of the current task's `task_struct`.
+    Current,
     /// `$FIELD` of an event probe: a field of the source event's record.
     Field(EventField),
     /// `\"str"`: the text (without quotes) is in the argument's text.

@@ -353,6 +353,10 @@ impl Resolver for KernelResolver {
         self.btf_of_ids()?.type_info(id)
     }
 
+    fn btf_struct(&self, name: &str) -> Option<u32> {
+        self.btf_of_ids()?.struct_named(name)
+    }
+
     fn btf_member(&self, id: u32, name: &str) -> Result<Option<BtfMember>, BtfError> {
         self.btf_of_ids().ok_or(BtfError)?.member(id, name)
     }

@@ -39,6 +39,13 @@ void dynprobe_current_comm(u8 *dst, size_t len)
 }
 NOKPROBE_SYMBOL(dynprobe_current_comm);
 
+/* $current: the address of the current task's task_struct. */
+unsigned long dynprobe_current_task(void)
+{
+	return (unsigned long)current;
+}
+NOKPROBE_SYMBOL(dynprobe_current_task);
+
 /*
  * For the control and print paths, never a probe's hit (which has
  * dynprobe_record_symbol()): it puts KSYM_SYMBOL_LEN bytes on the stack.

@@ -57,6 +57,11 @@ impl Regs for KernelRegs {
         self.reg(Reg::Sp)
     }
 
+    fn current_task(&self) -> u64 {
+        // SAFETY: reads the current task's address.
+        unsafe { b::dynprobe_current_task() as u64 }
+    }
+
     fn arg(&self, n: u32) -> u64 {
         // The x86_64 calling convention's registers, read here as
         // regs_get_kernel_argument() would, without a call per argument.
@@ -116,6 +121,10 @@ impl Regs for EventProbeRegs<'_> {
 
     fn return_value(&self) -> u64 {
         self.regs.return_value()
+    }
+
+    fn current_task(&self) -> u64 {
+        self.regs.current_task()
     }
 
     fn event_record(&self) -> &[u8] {

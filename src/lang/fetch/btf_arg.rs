@@ -121,7 +121,7 @@ pub(super) fn parse_btf_arg<R: Resolver>(
     pc: usize,
     varname: &[u8],
 ) -> Result<usize, AErr> {
-    if ctx.funcname.is_none() {
+    if ctx.funcname.is_none() && !varname.starts_with(b"$current") {
         return Err(AErr {
             code: ErrorCode::BadFetchArg,
             offset: ctx.offset,
@@ -137,6 +137,25 @@ pub(super) fn parse_btf_arg<R: Resolver>(
     }
     let name = head(varname, nlen);
     let tid;
+    if name == b"$current" {
+        set(code, pc, K::Current);
+        // Its members are task_struct's: the first field is looked up in
+        // the structure, as behind a pointer to it.
+        let task = match ctx.r.btf_struct("task_struct") {
+            Some(id) => id,
+            None => return err_no(ErrorCode::NoBtfEntry, ctx.offset, errno::ENOENT),
+        };
+        ctx.last_type = Some((BtfType::Ptr { target: task }, task));
+        ctx.last_bitoffs = 0;
+        ctx.last_bitsize = 0;
+        return match field {
+            Some(f) => {
+                ctx.offset += f;
+                parse_btf_field(ctx, code, pc, tail(varname, f))
+            }
+            None => Ok(pc),
+        };
+    }
     if ctx.flags.ret && name == b"$retval" {
         set(code, pc, K::Retval);
         match ctx.query_btf() {

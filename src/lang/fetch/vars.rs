@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The `$` variables (`parse_probe_vars()`): `$retval`, `$stackN`,
-//! `$argN`, `$comm` and the entry data an exit event keeps.
+//! `$current`, `$argN`, `$comm` and the entry data an exit event keeps.
 
 use super::btf_arg::parse_btf_arg;
 use super::insn::{set, Code, K};
@@ -66,6 +66,19 @@ pub(super) fn parse_vars<R: Resolver>(
             return Ok(pc);
         }
         return err(ErrorCode::BadVar, ctx.offset);
+    }
+    if let Some(rest) = arg.strip_prefix(b"current") {
+        // 7.3's `$current`, on every kernel (event probes refused it
+        // above, as 7.3 does): the task's address, or with `->` a member
+        // of its task_struct from BTF.
+        if at(rest, 0) == b'-' {
+            return parse_btf_arg(ctx, def, code, pc, orig);
+        }
+        if !rest.is_empty() {
+            return err(ErrorCode::BadVar, ctx.offset);
+        }
+        set(code, pc, K::Current);
+        return Ok(pc);
     }
     if arg == b"comm" || arg == b"COMM" {
         set(code, pc, K::Comm);

@@ -635,8 +635,34 @@ fn definitions_with_a_blob() {
         let p = d.args()[0].program();
         assert_eq!(p.load, Load::Arg(1));
         assert_eq!(offsets(p), [16, 8]);
+        // $current (7.3's, on every kernel): the task's address, and with
+        // `->` a member of its task_struct, on any kind of kernel probe
+        // (no function's BTF is needed: p at an address too).
+        let d = def("p:kpevent kfree task=$current");
+        assert_eq!(d.args()[0].program().load, Load::Current);
+        assert_eq!(offsets(d.args()[0].program()), []);
+        assert_eq!(d.args()[0].fetch_type(), FetchType::X64);
+        let d =
+            def("p:kpevent 0xffffffff81000000 pid=$current->pid next=$current->se.group_node.next");
+        let p = d.args()[0].program();
+        assert_eq!(p.load, Load::Current);
+        assert_eq!(offsets(p), [0]);
+        assert_eq!(d.args()[0].fetch_type(), FetchType::S32);
+        assert_eq!(offsets(d.args()[1].program()), [16]);
+        assert_eq!(d.args()[1].fetch_type(), FetchType::X64);
+        let d = def("f vfs_read%return pid=$current->pid $retval");
+        assert_eq!(d.args()[0].program().load, Load::Current);
+        let d = def("t:tpevent kfree $current->pid");
+        assert_eq!(
+            canon_of(&d),
+            "t:tracepoints/tpevent kfree arg1=$current->pid"
+        );
         // Errors the kernel reports with BTF.
         let code = |line: &str| parse_with(btf, line).map(|_| ()).unwrap_err().code;
+        assert_eq!(code("p kfree $currentx"), ErrorCode::BadVar);
+        assert_eq!(code("p kfree $current.pid"), ErrorCode::BadVar);
+        assert_eq!(code("p kfree $current->nope"), ErrorCode::NoBtfField);
+        assert_eq!(code("p kfree $current-pid"), ErrorCode::BadHyphen);
         assert_eq!(code("f vfs_read hoge"), ErrorCode::NoBtfarg);
         assert_eq!(code("f kfree $arg10"), ErrorCode::NoBtfarg);
         assert_eq!(code("f kfree%return $retval"), ErrorCode::NoRetval);

@@ -54,6 +54,9 @@ fn retval_legal(head: &str, place: &str) -> bool {
 fn fetch_arg(head: &str, place: &str) -> impl Strategy<Value = String> {
     let mut bases: Vec<BoxedStrategy<String>> = vec![
         Just("$comm".to_string()).boxed(),
+        prop::sample::select(&["$current", "$current->pid"][..])
+            .prop_map(String::from)
+            .boxed(),
         (0u64..1000).prop_map(|n| format!("\\{n}")).boxed(),
         Just("\\\"text\"".to_string()).boxed(),
         (1u32..6).prop_map(|n| format!("$arg{n}")).boxed(),

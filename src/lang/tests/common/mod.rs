@@ -192,6 +192,9 @@ impl Resolver for FakeKernel {
             _ => return None,
         })
     }
+    fn btf_struct(&self, name: &str) -> Option<u32> {
+        (name == "task_struct").then_some(22)
+    }
     fn btf_member(&self, id: u32, name: &str) -> Result<Option<BtfMember>, BtfError> {
         Ok(match (id, name) {
             (2, "f_mode") => Some(BtfMember {
@@ -306,6 +309,7 @@ pub struct FakeRegs {
     pub stack: Vec<u64>,
     pub ret: u64,
     pub sp: u64,
+    pub current: u64,
     pub edata: Vec<u64>,
     pub record: Vec<u8>,
 }
@@ -326,6 +330,9 @@ impl Regs for FakeRegs {
     }
     fn return_value(&self) -> u64 {
         self.ret
+    }
+    fn current_task(&self) -> u64 {
+        self.current
     }
     fn entry_data(&self, slot: u32) -> u64 {
         self.edata.get(slot as usize).copied().unwrap_or(0)
