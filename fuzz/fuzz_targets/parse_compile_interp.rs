@@ -97,6 +97,9 @@ impl Memory for M<'_> {
     fn comm(&self) -> [u8; 16] {
         *b"fuzzer\0\0\0\0\0\0\0\0\0\0"
     }
+    fn this_cpu_ptr(&self, addr: u64) -> u64 {
+        addr.wrapping_add(0x2_0000)
+    }
     fn symbol(&self, addr: u64, dst: &mut [u8]) -> usize {
         let n = (addr as usize % 40).min(dst.len());
         for d in dst.iter_mut().take(n) {

@@ -276,6 +276,7 @@ int dynprobe_read_user(void *dst, unsigned long addr, size_t len);
 bool dynprobe_is_user_address(unsigned long addr);
 void dynprobe_current_comm(u8 *dst, size_t len);
 unsigned long dynprobe_current_task(void);
+unsigned long dynprobe_this_cpu_ptr(unsigned long addr);
 /* Symbol text for the control and print paths (not the hit path). */
 size_t dynprobe_sprint_symbol(u8 *buf, size_t len, unsigned long addr,
 			      bool with_offset);

@@ -51,6 +51,7 @@ const README_TAIL: &str = "\
 \t           $stack<index>, $stack, $retval, $comm, $arg<N>, $current,
 \t           <argname>[->field[->field|.field...]],
 \t           +|-[u]<offset>(<fetcharg>), \\imm-value, \\\"imm-string\"
+\t           this_cpu_read(<fetcharg>), this_cpu_ptr(<fetcharg>)
 \t     kernel return probes support: $retval, $arg<N>, $comm
 \t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, char, string, symbol,
 \t           b<bit-width>@<bit-offset>/<container-size>, ustring,

@@ -76,11 +76,8 @@ pub(crate) fn compile(load: Load, ty: Ty, inds: &[(usize, Ind)]) -> Result<Progr
                     };
                     return Ok(p);
                 }
-                p.push_deref(Deref {
-                    space: Space::Auto,
-                    offset: off,
-                })
-                .map_err(|()| function_error(ErrorCode::TooManyOps, col))?;
+                p.push_deref(Deref::read(Space::Auto, off))
+                    .map_err(|()| function_error(ErrorCode::TooManyOps, col))?;
                 pending = 0;
             }
         }

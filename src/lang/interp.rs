@@ -3,7 +3,7 @@
 
 use crate::lang::record::{ProbeArg, TRACE_ENTRY_SIZE};
 use crate::lang::text;
-use crate::lang::types::{Bitfield, Load, Reg, Space, Store};
+use crate::lang::types::{Bitfield, Deref, DerefOp, Load, Reg, Space, Store};
 use crate::lang::view::{DefView, RecordPlan, Scalars, Step, Steps, WordSource};
 
 /// Register and argument access at the probe point.
@@ -53,6 +53,9 @@ pub trait Memory {
     fn read_str(&self, space: Space, addr: u64, dst: &mut [u8]) -> Result<usize, Fault>;
     /// The current task's `comm`.
     fn comm(&self) -> [u8; 16];
+    /// This CPU's instance of the per-CPU variable at `addr`
+    /// (`this_cpu_ptr()`).
+    fn this_cpu_ptr(&self, addr: u64) -> u64;
     /// Write `addr` as `sprint_symbol()` does into `dst` (no NUL); returns
     /// the length.
     fn symbol(&self, addr: u64, dst: &mut [u8]) -> usize;
@@ -267,6 +270,15 @@ fn load_value(a: &ProbeArg, regs: &impl Regs) -> u64 {
     }
 }
 
+/// The value one dereference step gives from `val`.
+fn deref_step(mem: &impl Memory, dr: Deref, val: u64) -> Result<u64, Fault> {
+    let at = val.wrapping_add(dr.offset as u64);
+    match dr.op {
+        DerefOp::Read(space) => read_u64(mem, space, at),
+        DerefOp::ThisCpuPtr => Ok(mem.this_cpu_ptr(at)),
+    }
+}
+
 fn read_u64(mem: &impl Memory, space: Space, addr: u64) -> Result<u64, Fault> {
     let mut b = [0u8; 8];
     mem.read(resolve(mem, space, addr), addr, &mut b)?;
@@ -380,7 +392,7 @@ fn run_arg(a: &ProbeArg, base: usize, regs: &impl Regs, mem: &impl Memory, d: &m
     let mut lval = val;
     for dr in prog.derefs() {
         lval = val;
-        match read_u64(mem, dr.space, val.wrapping_add(dr.offset as u64)) {
+        match deref_step(mem, dr, val) {
             Ok(v) => val = v,
             Err(Fault) => {
                 if a.ty.is_string() {
@@ -426,14 +438,9 @@ fn run_arg(a: &ProbeArg, base: usize, regs: &impl Regs, mem: &impl Memory, d: &m
                     Some(val.wrapping_add(offset as u64))
                 } else {
                     match last {
-                        Some(dr) => {
-                            let p = lval
-                                .wrapping_add((8 * k) as u64)
-                                .wrapping_add(dr.offset as u64);
-                            read_u64(mem, dr.space, p)
-                                .ok()
-                                .map(|v| v.wrapping_add(offset as u64))
-                        }
+                        Some(dr) => deref_step(mem, dr, lval.wrapping_add((8 * k) as u64))
+                            .ok()
+                            .map(|v| v.wrapping_add(offset as u64)),
                         None => None,
                     }
                 };

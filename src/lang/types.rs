@@ -385,7 +385,8 @@ pub enum Space {
 }
 
 impl Space {
-    /// Two bits for [`Program`]'s packed dereferences.
+    /// Two bits for [`Program`]'s packed dereferences (3 is
+    /// [`DerefOp::ThisCpuPtr`]).
     const fn bits(self) -> u32 {
         match self {
             Space::Kernel => 0,
@@ -513,13 +514,50 @@ pub enum Load {
     None,
 }
 
-/// Second stage: read a pointer-sized value at `value + offset`.
+/// Second stage: one step from `value + offset` to the next value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Deref {
-    /// Address space of the read.
-    pub space: Space,
-    /// Added to the value before the read.
+    /// What the step does.
+    pub op: DerefOp,
+    /// Added to the value first.
     pub offset: i64,
+}
+
+impl Deref {
+    /// A read of a pointer-sized value at `value + offset` in `space`.
+    pub const fn read(space: Space, offset: i64) -> Deref {
+        Deref {
+            op: DerefOp::Read(space),
+            offset,
+        }
+    }
+}
+
+/// What a [`Deref`] step does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DerefOp {
+    /// Read a pointer-sized value there.
+    Read(Space),
+    /// Take this CPU's instance of the per-CPU variable there
+    /// (`this_cpu_ptr()`); no memory is read.
+    ThisCpuPtr,
+}
+
+impl DerefOp {
+    /// Two bits for [`Program`]'s packed dereferences.
+    const fn bits(self) -> u32 {
+        match self {
+            DerefOp::Read(space) => space.bits(),
+            DerefOp::ThisCpuPtr => 3,
+        }
+    }
+
+    const fn from_bits(bits: u32) -> DerefOp {
+        match bits & 3 {
+            3 => DerefOp::ThisCpuPtr,
+            b => DerefOp::Read(Space::from_bits(b)),
+        }
+    }
 }
 
 /// Third stage: how the value reaches the record.
@@ -609,7 +647,7 @@ impl Program {
             .take(usize::from(self.nderefs))
             .enumerate()
             .map(move |(i, &offset)| Deref {
-                space: Space::from_bits(spaces.checked_shr(2 * i as u32).unwrap_or(0)),
+                op: DerefOp::from_bits(spaces.checked_shr(2 * i as u32).unwrap_or(0)),
                 offset,
             })
     }
@@ -618,7 +656,7 @@ impl Program {
         let i = usize::from(self.nderefs);
         let slot = self.deref_offsets.get_mut(i).ok_or(())?;
         *slot = d.offset;
-        self.deref_spaces |= d.space.bits().checked_shl(2 * i as u32).ok_or(())?;
+        self.deref_spaces |= d.op.bits().checked_shl(2 * i as u32).ok_or(())?;
         self.nderefs = self.nderefs.checked_add(1).ok_or(())?;
         Ok(())
     }

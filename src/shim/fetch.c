@@ -47,6 +47,16 @@ unsigned long dynprobe_current_task(void)
 NOKPROBE_SYMBOL(dynprobe_current_task);
 
 /*
+ * this_cpu_ptr() of a fetched value, as the kernel's FETCH_OP_CPU_PTR
+ * takes it: handlers run with preemption off, so the CPU stays.
+ */
+unsigned long dynprobe_this_cpu_ptr(unsigned long addr)
+{
+	return (unsigned long)this_cpu_ptr((void __percpu *)addr);
+}
+NOKPROBE_SYMBOL(dynprobe_this_cpu_ptr);
+
+/*
  * For the control and print paths, never a probe's hit (which has
  * dynprobe_record_symbol()): it puts KSYM_SYMBOL_LEN bytes on the stack.
  * As the tracing core prints a symbol (trace_seq_print_sym()): with the

@@ -208,6 +208,12 @@ impl Memory for KernelMemory {
         unsafe { b::dynprobe_is_user_address(addr as usize) }
     }
 
+    fn this_cpu_ptr(&self, addr: u64) -> u64 {
+        // SAFETY: pointer arithmetic only (this CPU's per-CPU offset);
+        // what it gives is read, if at all, with the fault-tolerant reads.
+        unsafe { b::dynprobe_this_cpu_ptr(addr as usize) as u64 }
+    }
+
     fn comm(&self) -> [u8; 16] {
         let mut comm = [0u8; 16];
         // SAFETY: `comm` is valid for 16 bytes.

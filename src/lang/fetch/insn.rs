@@ -8,7 +8,7 @@ use crate::lang::error::{errno, ErrorCode};
 use crate::lang::resolver::Resolver;
 use crate::lang::text::{self, at, tail};
 use crate::lang::types::{
-    Bitfield, Deref, EventField, FetchType, Load, Program, Reg, Space, Store, TextRange,
+    Bitfield, Deref, DerefOp, EventField, FetchType, Load, Program, Reg, Space, Store, TextRange,
 };
 use crate::lang::FETCH_INSN_MAX;
 
@@ -31,6 +31,7 @@ pub(super) enum K {
     Symbol(TextRange),
     Deref(i64),
     UDeref(i64),
+    CpuPtr,
     StRaw,
     StMem(i64),
     StUMem(i64),
@@ -221,16 +222,12 @@ pub(super) fn to_program(code: &Code, count: u8) -> Option<Program> {
     i += 1;
     loop {
         match op(code, i) {
-            K::Deref(o) => p
+            K::Deref(o) => p.push_deref(Deref::read(Space::Kernel, o)).ok()?,
+            K::UDeref(o) => p.push_deref(Deref::read(Space::User, o)).ok()?,
+            K::CpuPtr => p
                 .push_deref(Deref {
-                    space: Space::Kernel,
-                    offset: o,
-                })
-                .ok()?,
-            K::UDeref(o) => p
-                .push_deref(Deref {
-                    space: Space::User,
-                    offset: o,
+                    op: DerefOp::ThisCpuPtr,
+                    offset: 0,
                 })
                 .ok()?,
             _ => break,

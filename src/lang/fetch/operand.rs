@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! One fetch operand (`parse_probe_arg()`): registers, the stack,
-//! memory and its dereferences, immediates, symbols.
+//! memory and its dereferences, per-CPU variables, immediates, symbols.
 
 use super::btf_arg::parse_btf_arg;
 use super::insn::{op, range, set, Code, END_SLOT, K};
@@ -23,6 +23,11 @@ pub(super) fn str_to_immediate(s: &[u8]) -> Result<u64, i32> {
     }
 }
 
+/// 7.3's per-CPU forms: the per-CPU pointer of a fetch argument, and the
+/// value there.
+const THIS_CPU_PTR: &[u8] = b"this_cpu_ptr(";
+const THIS_CPU_READ: &[u8] = b"this_cpu_read(";
+
 /// `parse_probe_arg()`: returns the index of the last instruction.
 pub(super) fn parse_fetch<R: Resolver>(
     ctx: &mut Ctx<'_, R>,
@@ -37,6 +42,9 @@ pub(super) fn parse_fetch<R: Resolver>(
         return err_no(ErrorCode::TooManyOps, ctx.offset, errno::E2BIG);
     }
     let mut pc = pc;
+    if arg.starts_with(THIS_CPU_PTR) || arg.starts_with(THIS_CPU_READ) {
+        return parse_this_cpu(ctx, def, code, pc, arg, abs, depth);
+    }
     match at(arg, 0) {
         b'$' => {
             pc = parse_vars(ctx, def, code, pc, arg, abs)?;
@@ -81,13 +89,7 @@ pub(super) fn parse_fetch<R: Resolver>(
             set(code, pc, K::Deref(0));
         }
         b'+' | b'-' => {
-            // 7.3 caps typecast/dereference nesting
-            // (`TRACEPROBE_MAX_NESTED_LEVEL`) before it reads the level.
-            if let Some(max) = ctx.r.kernel().max_nested_level() {
-                if depth >= max {
-                    return err_no(ErrorCode::TooManyNested, ctx.offset, errno::E2BIG);
-                }
-            }
+            check_nesting(ctx, depth)?;
             let sign = at(arg, 0);
             let user = at(arg, 1) == b'u';
             let skip = if user { 2 } else { 1 };
@@ -155,6 +157,70 @@ pub(super) fn parse_fetch<R: Resolver>(
     }
     if op(code, pc) == K::Nop {
         return err(ErrorCode::BadFetchArg, ctx.offset);
+    }
+    Ok(pc)
+}
+
+/// 7.3 caps typecast/dereference nesting (`TRACEPROBE_MAX_NESTED_LEVEL`)
+/// before it reads the level; 7.2 has no cap of its own.
+fn check_nesting<R: Resolver>(ctx: &Ctx<'_, R>, depth: u32) -> Result<(), AErr> {
+    match ctx.r.kernel().max_nested_level() {
+        Some(max) if depth >= max => err_no(ErrorCode::TooManyNested, ctx.offset, errno::E2BIG),
+        _ => Ok(()),
+    }
+}
+
+/// `parse_this_cpu()` and its unwinding: `this_cpu_ptr(ARG)` is ARG's
+/// value made this CPU's pointer; `this_cpu_read(ARG)` reads there. On
+/// `@ADDR`/`@SYM` the pointer is taken of the address itself, in place of
+/// the read `@` makes. 7.3's language, on every kernel; event probes
+/// refuse it (`NOSUP_PERCPU`): their records are another event's.
+#[inline(never)]
+fn parse_this_cpu<R: Resolver>(
+    ctx: &mut Ctx<'_, R>,
+    def: &mut Definition,
+    code: &mut Code,
+    pc: usize,
+    arg: &[u8],
+    abs: usize,
+    depth: u32,
+) -> Result<usize, AErr> {
+    check_nesting(ctx, depth)?;
+    if ctx.flags.tevent {
+        return err(ErrorCode::NosupPercpu, ctx.offset);
+    }
+    let (len, is_read) = if arg.starts_with(THIS_CPU_PTR) {
+        (THIS_CPU_PTR.len(), false)
+    } else {
+        (THIS_CPU_READ.len(), true)
+    };
+    ctx.offset = ctx.offset.saturating_add(len);
+    let inner = tail(arg, len);
+    let close = match rfind(inner, b')') {
+        Some(c) => c,
+        None => return err(ErrorCode::DerefOpenBrace, ctx.offset + inner.len()),
+    };
+    let inner = head(inner, close);
+    let cur = ctx.offset;
+    let mut pc = parse_fetch(ctx, def, code, pc, inner, abs + len, depth + 1)?;
+    ctx.offset = cur;
+    if matches!(op(code, pc), K::Comm | K::Data(_)) {
+        return err(ErrorCode::CommCantDeref, ctx.offset);
+    }
+    if at(inner, 0) != b'@' {
+        pc += 1;
+        if pc == END_SLOT {
+            return err(ErrorCode::TooManyOps, ctx.offset);
+        }
+    }
+    set(code, pc, K::CpuPtr);
+    ctx.last_type = None;
+    if is_read {
+        pc += 1;
+        if pc == END_SLOT {
+            return err(ErrorCode::TooManyOps, ctx.offset);
+        }
+        set(code, pc, K::Deref(0));
     }
     Ok(pc)
 }

@@ -49,6 +49,11 @@ fn eprobes_syntax_errors() {
     e("e:foo/bar syscalls/sys_enter_openat arg=^$foo", BadVar);
     e("e:foo/bar syscalls/sys_enter_openat if ^", NoEpFilter);
     e("e:foo/bar syscalls/sys_enter_openat a=^%di", BadVar);
+    e(
+        "e:foo/bar syscalls/sys_enter_openat arg=^this_cpu_read(file)",
+        NosupPercpu,
+    );
+    e("e:foo/bar syscalls/sys_enter_openat arg=^$current", BadVar);
 }
 
 #[test]

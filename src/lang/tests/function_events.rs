@@ -150,10 +150,7 @@ fn programs_follow_the_spec() {
     let p = d.args()[0].program();
     assert_eq!(
         p.derefs().collect::<Vec<_>>(),
-        [Deref {
-            space: Space::Auto,
-            offset: 40
-        }]
+        [Deref::read(Space::Auto, 40)]
     );
     assert_eq!(
         p.store,

@@ -361,3 +361,39 @@ fn first_nul_is_the_first_zero_byte() {
     );
     assert!(c.iter().all(|&n| n >= 200), "{c:?}");
 }
+
+#[test]
+fn per_cpu_pointers_and_reads() {
+    // 7.3's this_cpu_ptr()/this_cpu_read(): of a register's value, of a
+    // symbol (the pointer of its address, not of what is there), inside
+    // and around dereferences; and $current.
+    let d = def_of(
+        Control::KprobeEvents,
+        "p:pc vfs_read p=this_cpu_ptr(%di) j=this_cpu_read(@jiffies) v=this_cpu_read(+8(%si)):u32 m=+8(this_cpu_ptr(@jiffies)):u16 t=$current",
+    );
+    let jiffies = 0xffff_ffff_8260_5000u64;
+    let off = 0x10_0000u64;
+    let mut regs = FakeRegs::default();
+    regs.set(Reg::Di, 0x2_8000);
+    regs.set(Reg::Si, KBASE);
+    regs.current = KBASE + 0x700;
+    let mut mem = FakeMem {
+        percpu_offset: off,
+        ..Default::default()
+    };
+    mem.add_u64(KBASE + 8, 0x3_0000);
+    mem.add(0x3_0000 + off, &0x1234_5678u32.to_le_bytes());
+    mem.add_u64(jiffies + off, 77);
+    mem.add(jiffies + off + 8, &0xbeefu16.to_le_bytes());
+    // What is at the symbol itself must not be read.
+    mem.add_u64(jiffies, 5);
+    let (_rec, line) = run(&d, &regs, &mem, HeaderIps::default());
+    assert_eq!(
+        line,
+        format!(
+            "pc: (0) p=0x{:x} j=0x4d v=305419896 m=48879 t=0x{:x}",
+            0x2_8000 + off,
+            KBASE + 0x700
+        )
+    );
+}

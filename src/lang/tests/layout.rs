@@ -147,10 +147,7 @@ fn btf_arguments() {
     let p = d.args()[1].program();
     assert_eq!(
         p.derefs().collect::<Vec<_>>(),
-        [Deref {
-            space: Space::Kernel,
-            offset: 40
-        }]
+        [Deref::read(Space::Kernel, 40)]
     );
     assert_eq!(
         p.store,

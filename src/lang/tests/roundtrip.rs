@@ -128,7 +128,12 @@ fn arg_around(base: BoxedStrategy<String>) -> impl Strategy<Value = String> {
         } else {
             t
         };
-        let mut s = b;
+        let per_cpu = !(b.starts_with('\\') || b == "$comm");
+        let mut s = match off.rem_euclid(5) {
+            1 if per_cpu => format!("this_cpu_ptr({b})"),
+            2 if per_cpu => format!("this_cpu_read({b})"),
+            _ => b,
+        };
         for i in 0..depth {
             s = if (off + i as i64) % 3 == 0 {
                 format!("+u{}({s})", off.abs())

@@ -567,6 +567,39 @@ fn nesting_cap_is_the_kernels() {
     assert_eq!(e.code, DerefNeedBrace, "{line}");
 }
 
+/// 7.3's per-CPU forms, on both series: what they accept, their errors
+/// with the kernel's carets (`parse_this_cpu()`), and the nesting cap
+/// counting them as levels on 7.3.
+#[test]
+fn per_cpu_forms() {
+    for line in [
+        "p:g/e vfs_read a=this_cpu_read(@jiffies) b=this_cpu_ptr(%di)",
+        "p:g/e vfs_read a=+8(this_cpu_ptr(%si)):u32 b=this_cpu_read(+0(%di))",
+        "r:g/e vfs_read a=this_cpu_ptr($retval)",
+        "p:g/e vfs_read a=this_cpu_read($arg1):s32",
+    ] {
+        parse_with(&FakeKernel, line).unwrap_or_else(|e| panic!("{line}: {e:?}"));
+    }
+    k("p vfs_read this_cpu_read(%di^", DerefOpenBrace);
+    k("p vfs_read this_cpu_ptr(^$comm)", CommCantDeref);
+    k("p vfs_read this_cpu_ptr(^%zz)", BadRegName);
+    k("p vfs_read this_cpu_ptr(^\\\"x\")", CommCantDeref);
+    f("f vfs_read this_cpu_read(^$comm)", CommCantDeref);
+    let on73 = Series(&LINUX_7_3);
+    let line = format!(
+        "p:g/e vfs_read a={}this_cpu_read(%di){}",
+        "+0(".repeat(8),
+        ")".repeat(8)
+    );
+    let e = parse_with(&on73, &line).map(|_| ()).unwrap_err();
+    assert_eq!(
+        (e.code, e.column),
+        (TooManyNested, line.find("this_cpu").unwrap()),
+        "{line}"
+    );
+    parse_with(&Series(&LINUX_7_2), &line).unwrap();
+}
+
 /// A `$stackN`/`$argN` number that overflows fails with `ERANGE` on 7.3
 /// (its parser passes `kstrtoul()`'s errno on) and `EINVAL` on 7.2, both
 /// with `BAD_VAR` at the argument; digits followed by junk are `EINVAL`

@@ -354,6 +354,8 @@ impl FakeRegs {
 pub struct FakeMem {
     pub regions: Vec<(u64, Vec<u8>, bool)>,
     pub comm: [u8; 16],
+    /// This CPU's per-CPU offset (`this_cpu_ptr()` adds it).
+    pub percpu_offset: u64,
 }
 
 impl FakeMem {
@@ -398,6 +400,9 @@ impl Memory for FakeMem {
     }
     fn comm(&self) -> [u8; 16] {
         self.comm
+    }
+    fn this_cpu_ptr(&self, addr: u64) -> u64 {
+        addr.wrapping_add(self.percpu_offset)
     }
     fn symbol(&self, addr: u64, dst: &mut [u8]) -> usize {
         let s = format!("sym_{addr:x}+0x0/0x10");
