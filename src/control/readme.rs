@@ -49,7 +49,8 @@ const README_TAIL: &str = "\
 \t     args: <name>=fetcharg[:type]
 \t fetcharg: (%<register>|$<efield>), @<address>, @<symbol>[+|-<offset>],
 \t           $stack<index>, $stack, $retval, $comm, $arg<N>, $current,
-\t           <argname>[->field[->field|.field...]],
+\t           [(structname[,field])]<argname>[->field[->field|.field...]],
+\t           [(structname[,field])](fetcharg)->field[->field|.field...],
 \t           +|-[u]<offset>(<fetcharg>), \\imm-value, \\\"imm-string\"
 \t           this_cpu_read(<fetcharg>), this_cpu_ptr(<fetcharg>)
 \t     kernel return probes support: $retval, $arg<N>, $comm

@@ -102,8 +102,8 @@ pub use synth::{
 pub use text::ByteWrite;
 pub use text::{first_nul, Str};
 pub use types::{
-    Bitfield, Deref, EventField, FetchType, FieldKind, Load, PrintKind, Program, Reg, Space, Store,
-    TextRange, MAX_DEREFS,
+    Bitfield, Deref, DerefOp, EventField, FetchType, FieldKind, Load, PrintKind, Program, Reg,
+    Space, Store, TextRange, MAX_DEREFS,
 };
 pub use view::DefView;
 

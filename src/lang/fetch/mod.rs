@@ -127,6 +127,7 @@ mod btf_arg;
 mod insn;
 mod operand;
 mod symbols;
+mod typecast;
 mod vars;
 
 pub(crate) use symbols::{resolve_symbols, split_symbol_offset};

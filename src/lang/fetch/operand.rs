@@ -4,6 +4,7 @@
 
 use super::btf_arg::parse_btf_arg;
 use super::insn::{op, range, set, Code, END_SLOT, K};
+use super::typecast::parse_typecast;
 use super::vars::parse_vars;
 use super::{err, err_no, AErr, Ctx};
 use crate::lang::def::Definition;
@@ -25,8 +26,8 @@ pub(super) fn str_to_immediate(s: &[u8]) -> Result<u64, i32> {
 
 /// 7.3's per-CPU forms: the per-CPU pointer of a fetch argument, and the
 /// value there.
-const THIS_CPU_PTR: &[u8] = b"this_cpu_ptr(";
-const THIS_CPU_READ: &[u8] = b"this_cpu_read(";
+pub(super) const THIS_CPU_PTR: &[u8] = b"this_cpu_ptr(";
+pub(super) const THIS_CPU_READ: &[u8] = b"this_cpu_read(";
 
 /// `parse_probe_arg()`: returns the index of the last instruction.
 pub(super) fn parse_fetch<R: Resolver>(
@@ -146,7 +147,7 @@ pub(super) fn parse_fetch<R: Resolver>(
                 }
             }
         }
-        b'(' => return err(ErrorCode::TypecastNotEvent, ctx.offset),
+        b'(' => return parse_typecast(ctx, def, code, pc, arg, abs, depth),
         c if is_alpha(c) || c == b'_' => {
             if !ctx.flags.is_function_entry() && !ctx.flags.is_function_return() {
                 return err(ErrorCode::NosupBtfarg, ctx.offset);
@@ -163,7 +164,7 @@ pub(super) fn parse_fetch<R: Resolver>(
 
 /// 7.3 caps typecast/dereference nesting (`TRACEPROBE_MAX_NESTED_LEVEL`)
 /// before it reads the level; 7.2 has no cap of its own.
-fn check_nesting<R: Resolver>(ctx: &Ctx<'_, R>, depth: u32) -> Result<(), AErr> {
+pub(super) fn check_nesting<R: Resolver>(ctx: &Ctx<'_, R>, depth: u32) -> Result<(), AErr> {
     match ctx.r.kernel().max_nested_level() {
         Some(max) if depth >= max => err_no(ErrorCode::TooManyNested, ctx.offset, errno::E2BIG),
         _ => Ok(()),

@@ -680,6 +680,118 @@ fn definitions_with_a_blob() {
     });
 }
 
+/// 7.3's typecasts, on the mini kernel's BTF: what they read, and their
+/// errors with the kernel's carets (kprobe_syntax_errors.tc's cases, on
+/// this BTF's structures).
+#[test]
+fn typecasts() {
+    let (blob, _) = mini_kernel();
+    with_btf(&blob, |btf| {
+        let def = |line: &str| parse_with(btf, line).unwrap_or_else(|e| panic!("{line}: {e:?}"));
+        let prog = |line: &str| {
+            let d = def(line);
+            let p = *d.args()[0].program();
+            (p.load, offsets(&p), d.args()[0].fetch_type())
+        };
+        // The value taken as a pointer to the structure named.
+        assert_eq!(
+            prog("f vfs_read ino=(inode)file->i_ino"),
+            (Load::Arg(0), vec![8], FetchType::U64)
+        );
+        assert_eq!(
+            prog("f vfs_read ino=(file)file->f_inode->i_ino"),
+            (Load::Arg(0), vec![32, 8], FetchType::U64)
+        );
+        // container_of: the value points at se.group_node of a task.
+        assert_eq!(
+            prog("f vfs_read pid=(task_struct,se.group_node)file->pid"),
+            (Load::Arg(0), vec![-16], FetchType::S32)
+        );
+        assert_eq!(
+            prog("f vfs_read%return pid=(task_struct,se)$current->pid"),
+            (Load::Current, vec![-8], FetchType::S32)
+        );
+        // Nested: a typecast inside parentheses; a dereference and a
+        // per-CPU form inside.
+        assert_eq!(
+            prog("f vfs_read pid=(task_struct)((file)file->f_inode)->pid"),
+            (Load::Arg(0), vec![32, 0], FetchType::S32)
+        );
+        assert_eq!(
+            prog("p vfs_read pid=(task_struct)+8(%di)->pid"),
+            (Load::Reg(Reg::Di), vec![8, 0], FetchType::S32)
+        );
+        let d = def("p vfs_read pid=(task_struct)this_cpu_ptr(%di)->pid");
+        let ops: Vec<DerefOp> = d.args()[0].program().derefs().map(|x| x.op).collect();
+        assert_eq!(ops, [DerefOp::ThisCpuPtr]);
+        assert_eq!(offsets(d.args()[0].program()), [0, 0]);
+        // Errors, with the caret where the kernel puts it.
+        let caret = |case: &str| {
+            let line: String = case.chars().filter(|&c| c != '^').collect();
+            let e = parse_with(btf, &line).map(|_| ()).unwrap_err();
+            (e.code, e.column, case.find('^').unwrap())
+        };
+        for (case, code) in [
+            (
+                "f vfs_read a=(task_struct)file^",
+                ErrorCode::TypecastReqField,
+            ),
+            (
+                "f vfs_read a=(inode,^i_dirty)file->i_ino",
+                ErrorCode::TypecastNotAligned,
+            ),
+            (
+                "f vfs_read a=(task_struct,^foo_bar)file->pid",
+                ErrorCode::NoBtfField,
+            ),
+            (
+                "f vfs_read a=(^task_struct1234)file->pid",
+                ErrorCode::NoPtrStrct,
+            ),
+            (
+                "f vfs_read a=(task_struct,se^->group_node)file->pid",
+                ErrorCode::TypecastBadArrow,
+            ),
+            (
+                "f vfs_read a=(task_struct,^->pid)file->pid",
+                ErrorCode::NoBtfField,
+            ),
+            (
+                "f vfs_read a=(task_struct,^.pid)file->pid",
+                ErrorCode::NoBtfField,
+            ),
+            (
+                "f vfs_read a=(task_struct,^.)file->pid",
+                ErrorCode::NoBtfField,
+            ),
+            (
+                "f vfs_read a=(task_struct)^@symbol+10->pid",
+                ErrorCode::TypecastSymOffset,
+            ),
+            (
+                "f vfs_read a=(task_struct)file->^nope",
+                ErrorCode::NoBtfField,
+            ),
+            (
+                "f vfs_read a=(task_struct)^(file",
+                ErrorCode::DerefOpenBrace,
+            ),
+            (
+                "f vfs_read a=(task_struct)(file)^x",
+                ErrorCode::TypecastReqField,
+            ),
+            ("f vfs_read a=(task_struct^", ErrorCode::DerefOpenBrace),
+            (
+                "p vfs_read+4 a=^(task_struct)%di->pid",
+                ErrorCode::NosupBtfarg,
+            ),
+        ] {
+            let (got, col, want_col) = caret(case);
+            assert_eq!((got, col), (code, want_col), "{case}");
+        }
+    });
+}
+
 /// Every lookup, on anything: must not panic.
 fn exercise(btf: &Btf<'_>) {
     for name in ["vfs_read", "kfree", "dup", "getname_flags", "", "x"] {
