@@ -114,17 +114,19 @@ pub(crate) enum FileId {
     KprobeProfile,
     Readme,
     SyntheticEvents,
+    FetchPrograms,
 }
 
 impl FileId {
     /// Every file, by number.
-    pub(crate) const ALL: [FileId; 6] = [
+    pub(crate) const ALL: [FileId; 7] = [
         FileId::FunctionEvents,
         FileId::KprobeEvents,
         FileId::DynamicEvents,
         FileId::KprobeProfile,
         FileId::Readme,
         FileId::SyntheticEvents,
+        FileId::FetchPrograms,
     ];
 
     /// The file's number.
@@ -177,6 +179,17 @@ fn render(file: FileId, registry: &mut Registry) -> Result<Snapshot> {
         }
         FileId::SyntheticEvents => {
             registry.synth.render(w.0, false)?;
+        }
+        FileId::FetchPrograms => {
+            // Every probe definition, as its control file lists it, then
+            // what each argument compiled to.
+            for ev in registry.events.iter() {
+                for def in ev.defs() {
+                    def.canonical(&mut w).map_err(|_| ENOMEM)?;
+                    w.write_char('\n').map_err(|_| ENOMEM)?;
+                    def.write_fetch_programs(&mut w).map_err(|_| ENOMEM)?;
+                }
+            }
         }
         FileId::KprobeProfile => {
             for ev in registry

@@ -58,6 +58,7 @@ const README_TAIL: &str = "\
 \t           b<bit-width>@<bit-offset>/<container-size>, ustring,
 \t           symstr, %pd/%pD, <type>\\[<array-size>\\]
   kprobe_profile\t- Hits and misses of each kprobe_events event
+  fetch_programs\t- Each probe definition and what its arguments compiled to
   synthetic_events\t- Create/append/remove/show synthetic events
 \t  Write into this file to define/undefine new synthetic events.
 \t     example: echo 'myevent u64 lat; char name[]; long[] stack' >> synthetic_events

@@ -39,6 +39,12 @@ pub struct KernelFacts {
     /// as 7.3's `parse_probe_var_stack()`/`_arg()` do, or with `EINVAL`
     /// (7.2).
     var_number_errno: bool,
+    /// Whether an event probe names a field of its source event without
+    /// `$` (7.3's `parse_probe_arg_default()`: `NO_EVENT_FIELD` for a
+    /// name that is none), or refuses a bare name (7.2). Kept per series,
+    /// unlike 7.3's other additions, which dynprobe accepts everywhere:
+    /// 7.2's own tests check that `arg=dfd` is refused.
+    eprobe_bare_fields: bool,
 }
 
 /// Linux 7.2: the table in the order the codes were added upstream.
@@ -53,6 +59,7 @@ pub static LINUX_7_2: KernelFacts = KernelFacts {
     max_argstr_len: 63,
     max_nested_level: None,
     var_number_errno: false,
+    eprobe_bare_fields: false,
 };
 
 /// Linux 7.3: the table sorted by name, seven new codes, one new text, a
@@ -159,6 +166,7 @@ pub static LINUX_7_3: KernelFacts = KernelFacts {
     max_argstr_len: 255,
     max_nested_level: Some(8),
     var_number_errno: true,
+    eprobe_bare_fields: true,
 };
 
 /// Every supported series, oldest first.
@@ -242,6 +250,11 @@ impl KernelFacts {
     /// `None` where the kernel has no such cap.
     pub const fn max_nested_level(&self) -> Option<u32> {
         self.max_nested_level
+    }
+
+    /// Whether event probes take bare field names (see the field).
+    pub const fn eprobe_bare_fields(&self) -> bool {
+        self.eprobe_bare_fields
     }
 
     /// The errno of a write whose `$stackN`/`$argN` number `kstrtoul()`

@@ -59,6 +59,7 @@
 pub mod btf;
 mod compiled;
 mod def;
+mod dump;
 mod error;
 mod fetch;
 mod funcev_compile;

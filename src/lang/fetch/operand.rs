@@ -149,6 +149,18 @@ pub(super) fn parse_fetch<R: Resolver>(
         }
         b'(' => return parse_typecast(ctx, def, code, pc, arg, abs, depth),
         c if is_alpha(c) || c == b'_' => {
+            if ctx.flags.tevent && ctx.r.kernel().eprobe_bare_fields() {
+                // 7.3: a field of the source event, named without `$`.
+                let field = core::str::from_utf8(arg)
+                    .ok()
+                    .zip(ctx.source)
+                    .and_then(|(f, (sys, ev))| ctx.r.event_field(sys, ev, f));
+                match field {
+                    Some(f) => set(code, pc, K::TpArg(f)),
+                    None => return err(ErrorCode::NoEventField, ctx.offset),
+                }
+                return Ok(pc);
+            }
             if !ctx.flags.is_function_entry() && !ctx.flags.is_function_return() {
                 return err(ErrorCode::NosupBtfarg, ctx.offset);
             }

@@ -276,3 +276,56 @@ fn fields_outside_a_short_record_read_as_zero() {
     assert_eq!(n, 16);
     assert_eq!(&out[8..16], &[0u8; 8]);
 }
+
+/// The fake kernel's event sources, parsing for one series.
+struct SourcesOn(&'static KernelFacts);
+
+impl Resolver for SourcesOn {
+    fn kernel(&self) -> &'static KernelFacts {
+        self.0
+    }
+    fn event_source(&self, system: &str, event: &str) -> bool {
+        FakeKernel.event_source(system, event)
+    }
+    fn event_field(&self, system: &str, event: &str, field: &str) -> Option<EventField> {
+        FakeKernel.event_field(system, event, field)
+    }
+}
+
+/// 7.3 names the source event's fields without `$` (and says
+/// NO_EVENT_FIELD for a name that is none, `COMM` and `current`
+/// included); 7.2 refuses a bare name, as its own tests check.
+#[test]
+fn bare_field_names_are_the_series() {
+    let parse_on = |facts: &'static KernelFacts, line: &str| {
+        let mut d = Box::new(Definition::new());
+        parse(
+            Control::DynamicEvents,
+            line.as_bytes(),
+            &SourcesOn(facts),
+            &mut d,
+        )
+        .map(|_| d)
+    };
+    let d = parse_on(&LINUX_7_3, "e:foo/bar syscalls/sys_enter_openat arg=dfd").unwrap();
+    let with_dollar = parse_on(&LINUX_7_3, "e:foo/bar syscalls/sys_enter_openat arg=$dfd").unwrap();
+    assert_eq!(d.args()[0].program(), with_dollar.args()[0].program());
+    for case in [
+        "e:foo/bar syscalls/sys_enter_openat arg=^nofield",
+        "e:foo/bar syscalls/sys_enter_openat arg=^COMM",
+        "e:foo/bar syscalls/sys_enter_openat arg=^current",
+        "e syscalls/sys_enter_openat ^foo",
+    ] {
+        let line: String = case.chars().filter(|&c| c != '^').collect();
+        let e = parse_on(&LINUX_7_3, &line).map(|_| ()).unwrap_err();
+        assert_eq!(
+            (e.code, e.column),
+            (NoEventField, case.find('^').unwrap()),
+            "{case}"
+        );
+        let e = parse_on(&LINUX_7_2, &line).map(|_| ()).unwrap_err();
+        assert_eq!(e.column, case.find('^').unwrap(), "{case} on 7.2");
+        assert_ne!(e.code, NoEventField, "{case} on 7.2");
+    }
+    assert!(parse_on(&LINUX_7_2, "e:foo/bar syscalls/sys_enter_openat arg=dfd").is_err());
+}

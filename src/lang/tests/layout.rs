@@ -277,3 +277,48 @@ fn definition_size_is_bounded() {
     println!("size_of::<Definition>() = {n}");
     assert!(n < 80 * 1024, "{n}");
 }
+
+#[test]
+fn fetch_program_dump() {
+    let dump = |c: Control, line: &str| {
+        let d = def_of(c, line);
+        let mut s = String::new();
+        d.view().write_fetch_programs(&mut s).unwrap();
+        s
+    };
+    assert_eq!(
+        dump(
+            Control::KprobeEvents,
+            "p:g/e vfs_read a=%di b=+8(+0(%si)):u32 s=+0(%di):string c=$comm n=%dx:b4@4/32 u=+4(%ax):u16[2] v=+u4(%ax):u16"
+        ),
+        "#  a: REG(112) -> ST_RAW(size=8) -> END\n\
+         #  b: REG(104) -> DEREF(offset=0) -> ST_MEM(offset=8,size=4) -> END\n\
+         #  s: REG(112) -> ST_STRING(offset=0,size=4) -> END\n\
+         #  c: COMM -> ST_STRING(offset=0,size=4) -> END\n\
+         #  n: REG(96) -> ST_RAW(size=4) -> MOD_BF(basesize=4,lshift=24,rshift=28) -> END\n\
+         #  u: REG(80) -> ST_MEM(offset=4,size=2) -> LP_ARRAY(2) -> END\n\
+         #  v: REG(80) -> ST_UMEM(offset=4,size=2) -> END\n"
+    );
+    assert_eq!(
+        dump(
+            Control::DynamicEvents,
+            "f vfs_read%return r=$retval c=$arg3 t=$current p=this_cpu_read(@jiffies+8):s32"
+        )
+        .lines()
+        .collect::<Vec<_>>(),
+        [
+            "#  r: RETVAL -> ST_RAW(size=8) -> END",
+            "#  c: EDATA(slot=0) -> ST_RAW(size=8) -> END",
+            "#  t: CURRENT -> ST_RAW(size=8) -> END",
+            "#  p: SYMBOL(jiffies+8) -> CPU_PTR -> ST_MEM(offset=0,size=4) -> END",
+        ]
+    );
+    assert_eq!(
+        dump(
+            Control::FunctionEvents,
+            "vfs_read(x64 file, NULL, u64 count)"
+        ),
+        "#  file: ARG(0) -> ST_RAW(size=8) -> END\n\
+         #  count: ARG(2) -> ST_RAW(size=8) -> END\n"
+    );
+}
