@@ -721,6 +721,15 @@ fn typecasts() {
             prog("p vfs_read pid=(task_struct)+8(%di)->pid"),
             (Load::Reg(Reg::Di), vec![8, 0], FetchType::S32)
         );
+        // Tracepoint probes and return probes too.
+        assert_eq!(
+            prog("t:tpc sched_wakeup pid=(task_struct)p->pid"),
+            (Load::Arg(1), vec![0], FetchType::S32)
+        );
+        assert_eq!(
+            prog("r vfs_read ino=(inode)$retval->i_ino"),
+            (Load::RetVal, vec![8], FetchType::U64)
+        );
         let d = def("p vfs_read pid=(task_struct)this_cpu_ptr(%di)->pid");
         let ops: Vec<DerefOp> = d.args()[0].program().derefs().map(|x| x.op).collect();
         assert_eq!(ops, [DerefOp::ThisCpuPtr]);
