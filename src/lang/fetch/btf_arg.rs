@@ -7,7 +7,7 @@ use super::vars::store_entry_arg;
 use super::{err, err_no, AErr, Ctx};
 use crate::lang::def::Definition;
 use crate::lang::error::{errno, ErrorCode};
-use crate::lang::resolver::{BtfType, Resolver};
+use crate::lang::resolver::{BtfMember, BtfType, Resolver};
 use crate::lang::text::{self, at, head, tail};
 use crate::lang::types::FetchType;
 
@@ -219,6 +219,20 @@ pub(super) fn parse_btf_arg<R: Resolver>(
     }
 }
 
+/// Member `name` of struct/union `id`, with the errors
+/// `get_bitoffset_of_field()` logs at the member.
+pub(super) fn btf_member<R: Resolver>(
+    ctx: &Ctx<'_, R>,
+    id: u32,
+    name: &[u8],
+) -> Result<BtfMember, AErr> {
+    match ctx.r.btf_member(id, text::as_str(name)) {
+        Err(_) => err(ErrorCode::BadBtfTid, ctx.offset),
+        Ok(None) => err_no(ErrorCode::NoBtfField, ctx.offset, errno::ENOENT),
+        Ok(Some(m)) => Ok(m),
+    }
+}
+
 /// `parse_btf_field()`.
 pub(super) fn parse_btf_field<R: Resolver>(
     ctx: &mut Ctx<'_, R>,
@@ -253,12 +267,7 @@ pub(super) fn parse_btf_field<R: Resolver>(
                 return err_no(ErrorCode::TooManyOps, ctx.offset, errno::E2BIG);
             }
             let (nlen, next, is_ptr) = split_next_field(ctx, fname)?;
-            let name = text::as_str(head(fname, nlen));
-            let m = match ctx.r.btf_member(cur_id, name) {
-                Err(_) => return err(ErrorCode::BadBtfTid, ctx.offset),
-                Ok(None) => return err_no(ErrorCode::NoBtfField, ctx.offset, errno::ENOENT),
-                Ok(Some(m)) => m,
-            };
+            let m = btf_member(ctx, cur_id, head(fname, nlen))?;
             bitoffs = bitoffs.saturating_add(m.bit_offset);
             ctx.last_bitsize = m.bitfield_size;
             ty = match ctx.r.btf_type(m.ty) {

@@ -5,7 +5,7 @@
 //! STRUCT (container_of); VAR may be parenthesized (and hold another
 //! typecast), a dereference or a per-CPU form. Spoken on every kernel.
 
-use super::btf_arg::{parse_btf_field, split_next_field};
+use super::btf_arg::{btf_member, parse_btf_field, split_next_field};
 use super::insn::{op, set, Code, K};
 use super::operand::{check_nesting, parse_fetch, THIS_CPU_PTR, THIS_CPU_READ};
 use super::{err, err_no, AErr, Ctx};
@@ -114,12 +114,7 @@ fn member_path_bits<R: Resolver>(
     let mut path = path;
     loop {
         let (nlen, next, is_ptr) = split_next_field(ctx, path)?;
-        let name = text::as_str(head(path, nlen));
-        let m = match ctx.r.btf_member(id, name) {
-            Err(_) => return err(ErrorCode::BadBtfTid, ctx.offset),
-            Ok(None) => return err_no(ErrorCode::NoBtfField, ctx.offset, errno::ENOENT),
-            Ok(Some(m)) => m,
-        };
+        let m = btf_member(ctx, id, head(path, nlen))?;
         bits = bits.saturating_add(m.bit_offset);
         ctx.last_bitsize = m.bitfield_size;
         if ctx.r.btf_type(m.ty).is_none() {
