@@ -97,7 +97,7 @@ fn filters_without_the_kernels_filter_parser_are_refused_at_the_filter() {
     let err = parse(
         Control::DynamicEvents,
         line.as_bytes(),
-        &SourcesOnly,
+        &SourcesOn(&LINUX_7_2),
         &mut d,
     )
     .unwrap_err();
@@ -107,18 +107,6 @@ fn filters_without_the_kernels_filter_parser_are_refused_at_the_filter() {
         err.column,
         "e:foo/bar syscalls/sys_enter_openat a=$dfd if ".len()
     );
-}
-
-/// The fake kernel without a filter parser.
-struct SourcesOnly;
-
-impl Resolver for SourcesOnly {
-    fn event_source(&self, system: &str, event: &str) -> bool {
-        FakeKernel.event_source(system, event)
-    }
-    fn event_field(&self, system: &str, event: &str, field: &str) -> Option<EventField> {
-        FakeKernel.event_field(system, event, field)
-    }
 }
 
 #[test]
@@ -277,7 +265,8 @@ fn fields_outside_a_short_record_read_as_zero() {
     assert_eq!(&out[8..16], &[0u8; 8]);
 }
 
-/// The fake kernel's event sources, parsing for one series.
+/// The fake kernel's event sources (no filter parser), parsing for one
+/// series.
 struct SourcesOn(&'static KernelFacts);
 
 impl Resolver for SourcesOn {
