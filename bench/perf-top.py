@@ -20,14 +20,22 @@ total = 0
 for chain in chains(sys.argv[2]):
     names = [syms.name(ip) for ip in chain]
     self_c[names[0]] += 1
-    for n in set(names):
+    for n in dict.fromkeys(names):
         incl_c[n] += 1
     total += 1
+
+
+def most_common(counter, n):
+    """The n largest counts, ties by name: the same order on every run
+    (Counter.most_common keeps the order counts were first seen in)."""
+    return sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+
+
 print(f"{total} samples")
 total = total or 1
 print("self%   function")
-for n, c in self_c.most_common(top):
+for n, c in most_common(self_c, top):
     print(f"{100 * c / total:5.1f}   {n}")
 print("incl%   function")
-for n, c in incl_c.most_common(top + 10):
+for n, c in most_common(incl_c, top + 10):
     print(f"{100 * c / total:5.1f}   {n}")
