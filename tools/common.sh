@@ -122,8 +122,15 @@ check_path cache "$DYNPROBE_CACHE"
 #   ftracetest_count WHAT LOG
 ftracetest_count() {
 	local sum
-	sum=$(sed -n "s/^# of $1:[[:space:]]*\([0-9]\+\).*/\1/p" "$2" | paste -sd+ | bc)
+	sum=$(guest_last_run "$2" | sed -n "s/^# of $1:[[:space:]]*\([0-9]\+\).*/\1/p" | paste -sd+ | bc)
 	echo "${sum:-0}"
+}
+
+# LOG from its last "[guest] retry:" line on (tools/guest runs a guest
+# again when its boot went wrong; what came before does not count).
+guest_last_run() {
+	awk '/^\[guest\] retry: / { n = 0; next } { line[n++] = $0 }
+		END { for (i = 0; i < n; i++) print line[i] }' "$1"
 }
 
 # The one reading of an ftracetest LOG (a guest's output or ftracetest's
@@ -141,7 +148,7 @@ ftracetest_count() {
 #   ftracetest_tally LOG failed|skipped
 ftracetest_tally() {
 	local log=$1 unsupported_is=$2 not_run no_summary=0
-	if ! grep -q '^# of passed:' "$log"; then
+	if ! guest_last_run "$log" | grep -q '^# of passed:'; then
 		echo "FAILED: no ftracetest summary in $log"
 		no_summary=1
 	fi
