@@ -19,6 +19,9 @@ PROFILE = DYNPROBE + "/kprobe_profile"
 CONTROL_FILES = (KPROBE_EVENTS, DYNAMIC_EVENTS, FUNCTION_EVENTS)
 WORK = "/tmp/dynprobe-stress"
 TRUNC_LOG = WORK + "/truncations"
+# WORK/PERF_PAUSE.WRITER exists while a writer retries a removal: the perf
+# roles start no run meanwhile.
+PERF_PAUSE = "perf-pause"
 LOCK_TIMEOUT = 240.0     # waiting for the definition lock
 STALL = 240.0            # a role that reports nothing for this long is stuck
 GRACE = 240.0            # after the deadline, for the roles to finish

@@ -10,8 +10,8 @@ import time
 
 from tracefs import DYNPROBE, TRACING
 from stress.common import (
-    CONTROL_FILES, DYNAMIC_EVENTS, FUNCTION_EVENTS, PROFILE, WORK, errname,
-    line_owner, listing, now, read_text)
+    CONTROL_FILES, DYNAMIC_EVENTS, FUNCTION_EVENTS, PERF_PAUSE, PROFILE, WORK,
+    errname, line_owner, listing, now, read_text)
 
 # ---------------------------------------------------------------- readers
 
@@ -111,6 +111,10 @@ def run_perf(role, mode):
     rng = random.Random(os.getpid())
     out = "%s/%s.data" % (WORK, role.name)
     while role.running():
+        if glob.glob("%s/%s.*" % (WORK, PERF_PAUSE)):
+            role.hb("paused: a writer retries a removal")
+            time.sleep(0.1)
+            continue
         events = []
         for line in listing(DYNAMIC_EVENTS) + listing(FUNCTION_EVENTS):
             group, event = line_owner(line)

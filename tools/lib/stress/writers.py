@@ -14,7 +14,7 @@ import tracefs
 from tracefs import TRACING
 from stress.common import (
     CLEARS, CONTROL_FILES, DYNAMIC_EVENTS, FUNCTION_EVENTS, KIND_CLASS,
-    KPROBE_EVENTS, LOCK_TIMEOUT, RECORD_KIND, Role, TRUNC_LOG, WORK,
+    KPROBE_EVENTS, LOCK_TIMEOUT, PERF_PAUSE, RECORD_KIND, Role, TRUNC_LOG, WORK,
     errname, func_entry_line, func_exit_line, kernel_log_tail, line_owner,
     line_place, listing, now, perf_pids, place_funcs, probe_line, read_text)
 
@@ -340,7 +340,9 @@ class Writer(Role):
                 self.count("EBUSY refusals: removal of an event perf holds")
             elif retry is not None and self.await_perf_runs():
                 self.count("EBUSY refusals: retried after the perf runs of the time ended")
-                return self.removal_outcome(what + " (retried)", ev, retry(), gone_lines)
+                rc = retry()
+                self.resume_perf()
+                return self.removal_outcome(what + " (retried)", ev, rc, gone_lines)
             else:
                 self.error("%s: EBUSY, but the event is neither enabled nor used by perf "
                        "(perf: %s)" % (what, self.perf_state()))
@@ -373,19 +375,31 @@ class Writer(Role):
         return False
 
     def await_perf_runs(self):
-        """Waits for the perf processes running now to end; False if none
-        ran. perf reads an event's id itself, after its heartbeat named
-        one: when events come and go in between, the id it opens can be
-        another event's (ids are reused at once), which then stays busy
-        until that perf ends. A hold that outlives every perf run of its
-        time is not perf's."""
+        """Pauses the perf roles (no new run starts) and waits for the
+        runs alive now to end; the caller retries its removal, then calls
+        resume_perf(). perf reads an event's id itself, after its
+        heartbeat named one: when events come and go in between, the id
+        it opens can be another event's (ids are reused at once), which
+        then stays busy until that perf ends. A hold that outlives every
+        perf run, with none starting, is not perf's."""
+        with open(self.perf_pause_path(), "w"):
+            pass
+        # A role that looked before the pause starts its run now or never.
+        time.sleep(0.5)
         pids = perf_pids()
-        if not pids:
-            return False
         deadline = now() + 150
         while now() < deadline and any(os.path.exists("/proc/%d" % p) for p in pids):
             time.sleep(0.1)
         return True
+
+    def perf_pause_path(self):
+        return "%s/%s.%s" % (WORK, PERF_PAUSE, self.name)
+
+    def resume_perf(self):
+        try:
+            os.unlink(self.perf_pause_path())
+        except OSError:
+            pass
 
     @staticmethod
     def perf_state():
@@ -454,6 +468,7 @@ class Writer(Role):
         if not self.group_outcome(what, group, members, rc, retry=self.await_perf_runs):
             self.count("EBUSY refusals: retried after the perf runs of the time ended")
             rc = tracefs.write_errno(path, cmd + "\n")
+            self.resume_perf()
             members = [ev for ev in self.events.values() if ev.group == group]
             self.group_outcome(what + " (retried)", group, members, rc)
 
