@@ -145,16 +145,14 @@ pub(super) fn parse_btf_arg<R: Resolver>(
             Some(id) => id,
             None => return err_no(ErrorCode::NoBtfEntry, ctx.offset, errno::ENOENT),
         };
-        ctx.last_type = Some((BtfType::Ptr { target: task }, task));
-        ctx.last_bitoffs = 0;
-        ctx.last_bitsize = 0;
-        return match field {
-            Some(f) => {
-                ctx.offset += f;
-                parse_btf_field(ctx, code, pc, tail(varname, f))
-            }
-            None => Ok(pc),
-        };
+        return members_of(
+            ctx,
+            code,
+            pc,
+            (BtfType::Ptr { target: task }, task),
+            varname,
+            field,
+        );
     }
     if ctx.flags.ret && name == b"$retval" {
         set(code, pc, K::Retval);
@@ -207,7 +205,20 @@ pub(super) fn parse_btf_arg<R: Resolver>(
         Some(t) => t,
         None => return err(ErrorCode::BadBtfTid, ctx.offset),
     };
-    ctx.last_type = Some((ty, tid));
+    members_of(ctx, code, pc, (ty, tid), varname, field)
+}
+
+/// From a value of type `ty` (with its id), the members `varname` names
+/// from byte `field` on, if any (`parse_btf_arg()`'s `found_type`).
+pub(super) fn members_of<R: Resolver>(
+    ctx: &mut Ctx<'_, R>,
+    code: &mut Code,
+    pc: usize,
+    ty: (BtfType, u32),
+    varname: &[u8],
+    field: Option<usize>,
+) -> Result<usize, AErr> {
+    ctx.last_type = Some(ty);
     ctx.last_bitoffs = 0;
     ctx.last_bitsize = 0;
     match field {

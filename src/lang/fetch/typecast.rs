@@ -5,7 +5,7 @@
 //! STRUCT (container_of); VAR may be parenthesized (and hold another
 //! typecast), a dereference or a per-CPU form. Spoken on every kernel.
 
-use super::btf_arg::{btf_member, parse_btf_field, split_next_field};
+use super::btf_arg::{btf_member, members_of, split_next_field};
 use super::insn::{op, set, Code, K};
 use super::operand::{check_nesting, parse_fetch, THIS_CPU_PTR, THIS_CPU_READ};
 use super::{err, err_no, AErr, Ctx};
@@ -188,12 +188,10 @@ pub(super) fn parse_typecast<R: Resolver>(
     }
 
     // The members, the first looked up in the structure itself.
-    ctx.offset = orig + parts.field;
-    ctx.last_type = Some((BtfType::Ptr { target: sid }, sid));
-    ctx.last_bitoffs = 0;
-    ctx.last_bitsize = 0;
+    ctx.offset = orig;
     let first = pc + 1;
-    let pc = parse_btf_field(ctx, code, pc, tail(arg, parts.field))?;
+    let ty = (BtfType::Ptr { target: sid }, sid);
+    let pc = members_of(ctx, code, pc, ty, arg, Some(parts.field))?;
     if let K::Deref(o) = op(code, first) {
         set(code, first, K::Deref(o - prefix));
     }
