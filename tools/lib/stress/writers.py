@@ -330,18 +330,17 @@ class Writer(Role):
         self.expect("malformed line", rc, (errno.EINVAL,), line=line)
         self.verify("malformed line")
 
-    def removal_outcome(self, what, ev, rc, gone_lines, retry=None):
+    def removal_outcome(self, what, ev, rc, gone_lines, again=None):
         """Checks a removal of gone_lines of ev; updates the ledger.
-        retry() writes the removal again (see busy_after_perf_runs)."""
+        again: the (path, command) of the removal, written once more on an
+        EBUSY nothing explains (write_again_with_perf_paused)."""
         if rc == errno.EBUSY:
             if ev.enabled:
                 self.count("EBUSY refusals: removal of an enabled event")
             elif self.perf_holds(ev):
                 self.count("EBUSY refusals: removal of an event perf holds")
-            elif retry is not None and self.await_perf_runs():
-                self.count("EBUSY refusals: retried after the perf runs of the time ended")
-                rc = retry()
-                self.resume_perf()
+            elif again is not None:
+                rc = self.write_again_with_perf_paused(*again)
                 return self.removal_outcome(what + " (retried)", ev, rc, gone_lines)
             else:
                 self.error("%s: EBUSY, but the event is neither enabled nor used by perf "
@@ -374,32 +373,28 @@ class Writer(Role):
                 return True
         return False
 
-    def await_perf_runs(self):
-        """Pauses the perf roles (no new run starts) and waits for the
-        runs alive now to end; the caller retries its removal, then calls
-        resume_perf(). perf reads an event's id itself, after its
-        heartbeat named one: when events come and go in between, the id
-        it opens can be another event's (ids are reused at once), which
-        then stays busy until that perf ends. A hold that outlives every
-        perf run, with none starting, is not perf's."""
-        with open(self.perf_pause_path(), "w"):
+    def write_again_with_perf_paused(self, path, cmd):
+        """Pauses the perf roles (no new run starts), waits for the runs
+        alive now to end, writes the removal cmd to path again and
+        resumes them; the errno. perf reads an event's id itself, after
+        its heartbeat named one: when events come and go in between, the
+        id it opens can be another event's (ids are reused at once),
+        which then stays busy until that perf ends. A hold that outlives
+        every perf run, with none starting, is not perf's."""
+        pause = "%s/%s.%s" % (WORK, PERF_PAUSE, self.name)
+        with open(pause, "w"):
             pass
-        # A role that looked before the pause starts its run now or never.
-        time.sleep(0.5)
-        pids = perf_pids()
-        deadline = now() + 150
-        while now() < deadline and any(os.path.exists("/proc/%d" % p) for p in pids):
-            time.sleep(0.1)
-        return True
-
-    def perf_pause_path(self):
-        return "%s/%s.%s" % (WORK, PERF_PAUSE, self.name)
-
-    def resume_perf(self):
         try:
-            os.unlink(self.perf_pause_path())
-        except OSError:
-            pass
+            # A role that looked before the pause starts its run now or never.
+            time.sleep(0.5)
+            pids = perf_pids()
+            deadline = now() + 150
+            while now() < deadline and any(os.path.exists("/proc/%d" % p) for p in pids):
+                time.sleep(0.1)
+            self.count("EBUSY refusals: retried after the perf runs of the time ended")
+            return tracefs.write_errno(path, cmd + "\n")
+        finally:
+            os.unlink(pause)
 
     @staticmethod
     def perf_state():
@@ -435,7 +430,7 @@ class Writer(Role):
         self.count("remove event")
         self.removal_outcome("remove %s in %s" % (cmd, os.path.basename(path)),
                              ev, rc, list(ev.lines),
-                             lambda: tracefs.write_errno(path, cmd + "\n"))
+                             (path, cmd))
 
     def op_remove_probe(self):
         multi = [ev for ev in self.events.values() if len(ev.lines) > 1]
@@ -453,7 +448,7 @@ class Writer(Role):
         rc = tracefs.write_errno(path, cmd + "\n")
         self.count("remove one probe")
         self.removal_outcome("remove probe %s" % cmd, ev, rc, [ev.lines[i]],
-                             lambda: tracefs.write_errno(path, cmd + "\n"))
+                             (path, cmd))
 
     def op_remove_group(self):
         group = self.rng.choice((self.kgroup, self.fgroup))
@@ -465,17 +460,15 @@ class Writer(Role):
         rc = tracefs.write_errno(path, cmd + "\n")
         self.count("remove group")
         what = "remove group %s in %s" % (cmd, os.path.basename(path))
-        if not self.group_outcome(what, group, members, rc, retry=self.await_perf_runs):
-            self.count("EBUSY refusals: retried after the perf runs of the time ended")
-            rc = tracefs.write_errno(path, cmd + "\n")
-            self.resume_perf()
+        if not self.group_outcome(what, group, members, rc, may_retry=True):
+            rc = self.write_again_with_perf_paused(path, cmd)
             members = [ev for ev in self.events.values() if ev.group == group]
             self.group_outcome(what + " (retried)", group, members, rc)
 
-    def group_outcome(self, what, group, members, rc, retry=None):
+    def group_outcome(self, what, group, members, rc, may_retry=False):
         """Checks a group removal and updates the ledger. False when it
-        stopped at an event nothing explains and retry() (run once the
-        ledger is up to date) says to try again."""
+        stopped at an event nothing explains and may_retry: the caller
+        writes it again (write_again_with_perf_paused)."""
         unexplained = None
         if not members:
             self.expect("remove group of no event", rc, (errno.ENOENT,), " " + what)
@@ -511,7 +504,7 @@ class Writer(Role):
         self.verify(what)
         if unexplained is None:
             return True
-        if retry is not None and retry():
+        if may_retry:
             return False
         self.error("%s: stopped at %s/%s, which is neither enabled nor used by perf "
                    "(perf: %s)" % (what, unexplained.group, unexplained.name,
