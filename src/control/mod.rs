@@ -740,3 +740,21 @@ pub(crate) fn event_get(
     let file = kernel::error::from_err_ptr(get())?;
     Ok((file, synth))
 }
+
+/// error_log's caret column for a word of the command: the kernel joins
+/// the words by single spaces whatever separated them.
+#[kernel::macros::kunit_tests(dynprobe_word_column)]
+mod kunit {
+    use super::word_column;
+
+    #[test]
+    fn word_column_counts_single_spaces() {
+        assert_eq!(word_column(b"p:g/e vfs_read a=%di", 0), 0);
+        assert_eq!(word_column(b"p:g/e vfs_read a=%di", 1), 6);
+        assert_eq!(word_column(b"p:g/e vfs_read a=%di", 2), 15);
+        assert_eq!(word_column(b"  p:g/e \t vfs_read\t\ta=%di ", 2), 15);
+        // Past the last word: the column after it.
+        assert_eq!(word_column(b"p:g/e vfs_read", 5), 15);
+        assert_eq!(word_column(b"", 1), 0);
+    }
+}

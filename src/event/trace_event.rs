@@ -785,3 +785,81 @@ unsafe extern "C" fn event_print(
     // SAFETY: `seq` is valid during the call.
     unsafe { b::trace_handle_return(seq) }
 }
+
+/// The fields array the tracing core lays out (`trace_event_fields` with
+/// an alignment each) must put every field at the offset the record
+/// layout gave it: the host tests check the layout, these its translation.
+#[kernel::macros::kunit_tests(dynprobe_fields_array)]
+mod kunit {
+    use super::*;
+    use crate::lang::{parse, Command, Control, NoResolver};
+    use crate::probe::compiled::{compile, new_definition};
+
+    /// Where the tracing core puts a field ending at `end` with `align`.
+    fn core_offset(end: u32, align: u32) -> u32 {
+        end.div_ceil(align) * align
+    }
+
+    #[test]
+    fn align_reaching_rounds_up_to_the_next_offset() {
+        assert_eq!(align_reaching(8, 8), Some(1));
+        assert_eq!(align_reaching(9, 16), Some(16));
+        assert_eq!(align_reaching(17, 20), Some(4));
+        assert_eq!(align_reaching(21, 22), Some(2));
+        // Offsets no alignment reaches: a 4-byte gap after an 8-aligned
+        // end, an offset before the end, offset 0.
+        assert_eq!(align_reaching(8, 12), None);
+        assert_eq!(align_reaching(16, 12), None);
+        assert_eq!(align_reaching(4, 0), None);
+        for end in 0..64u32 {
+            for offset in end..end + 40 {
+                if let Some(align) = align_reaching(end, offset) {
+                    assert_eq!(core_offset(end, align), offset);
+                }
+            }
+        }
+    }
+
+    /// The fields array of a definition, laid out as the tracing core
+    /// does: each entry at the offset and of the size of its field.
+    fn check_layout(line: &[u8], control: Control) -> Result {
+        let mut def = new_definition()?;
+        match parse(control, line, &NoResolver, &mut def) {
+            Ok(Command::Define) => {}
+            _ => return Err(EINVAL),
+        }
+        let shape = Shape::new(compile(&def)?)?;
+        let (array, first_defined) = fields_array(&shape)?;
+        let view = shape.def.view();
+        assert_eq!(first_defined, view.nr_fields());
+        // One entry per field and the null that ends the array.
+        assert_eq!(array.len(), view.nr_fields() + 1);
+        let mut end = TRACE_ENTRY_SIZE;
+        for (entry, field) in array.iter().zip(view.fields()) {
+            // SAFETY: fields_array() wrote the plain-field variant.
+            let plain = unsafe { &entry.__bindgen_anon_1.__bindgen_anon_1 };
+            assert_eq!(plain.size, field.size as c_int);
+            assert_eq!(core_offset(end, plain.align as u32), field.offset);
+            assert_eq!(plain.len, view.declared_len(&field) as c_int);
+            end = field.offset + field.size;
+        }
+        assert!(array.last().is_some_and(|e| e.type_.is_null()));
+        Ok(())
+    }
+
+    #[test]
+    fn fields_array_lays_out_kprobe_arguments() -> Result {
+        check_layout(
+            b"p:kunit/kp 0x1000 a=%di:u8 b=%si:u64 c=%dx:s16 d=%cx:x32 e=+0(%di):string",
+            Control::KprobeEvents,
+        )
+    }
+
+    #[test]
+    fn fields_array_lays_out_char_arrays() -> Result {
+        check_layout(
+            b"p:kunit/arr 0x1000 a=%di:u8 b=+0(%si):u8[3] c=%dx:u64 d=+0(%cx):char[5]",
+            Control::KprobeEvents,
+        )
+    }
+}
