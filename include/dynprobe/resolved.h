@@ -24,6 +24,7 @@ struct event_filter;
 struct list_head;
 struct llist_node;
 struct mutex;
+struct static_key;
 struct task_struct;
 struct trace_array;
 struct trace_event_call;
@@ -79,6 +80,18 @@ struct dynprobe_kernel_symbols {
 	 */
 	const void *rethook_trampoline;
 	const void *fgraph_return_handler;
+	/*
+	 * kernel/trace/trace.c: what the fast record path (src/shim/hit.c)
+	 * must see to leave out trace_event_buffer_commit()'s layers: the
+	 * static keys of tp_printk and of trace exports (while either is
+	 * on, records take the full path), and the per-CPU flag the full
+	 * path sets so that the next sched_switch saves the task's comm for
+	 * `cat trace`. Optional: without them every record takes the full
+	 * path.
+	 */
+	struct static_key *tracepoint_printk_key;
+	struct static_key *trace_event_exports_enabled;
+	unsigned long trace_taskinfo_save;	/* a per-CPU variable's address */
 };
 
 extern struct dynprobe_kernel_symbols dynprobe_ksyms;

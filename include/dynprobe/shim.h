@@ -252,6 +252,18 @@ bool dynprobe_within_module(unsigned long addr, struct module *mod);
 int dynprobe_events_init(void);
 void dynprobe_events_exit(void);
 
+/*
+ * What the fast record path (hit.c) reads of the tracing core's private
+ * struct trace_array, found in the kernel's BTF: the byte offsets of
+ * array_buffer.buffer and of trace_flags, the width of trace_flags (4 or
+ * 8 bytes), and the trace_flags bits of the options that need the full
+ * path (stacktrace, userstacktrace). Called once, before any event can
+ * be enabled; without it (no BTF, or a layout it cannot use) every record
+ * takes the full path. Returns whether the fast path is on.
+ */
+bool dynprobe_fast_record_init(u32 buffer_offset, u32 flags_offset,
+			       u32 flags_size, u64 slow_flags);
+
 /* Per-CPU hit counters. */
 unsigned long __percpu *dynprobe_counter_alloc(void);
 void dynprobe_counter_free(unsigned long __percpu *counter);

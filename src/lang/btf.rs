@@ -785,6 +785,33 @@ impl<'a> Btf<'a> {
         })
     }
 
+    /// The value of enumerator `name` (of any `ENUM` or `ENUM64`; C gives
+    /// enumerators one namespace), as a signed value. A walk over every
+    /// type, like [`Btf::struct_named`]: asked once, at load, for the
+    /// bits of the tracing core's private flag words.
+    pub fn enumerator(&self, name: &str) -> Option<i64> {
+        (1..=self.nr_types()).find_map(|id| {
+            let rec = self.record(id)?;
+            let (size, wide) = match rec.kind() {
+                kind::ENUM => (8, false),
+                kind::ENUM64 => (12, true),
+                _ => return None,
+            };
+            (0..rec.vlen()).find_map(|i| {
+                let e = rec.element(i, size)?;
+                if self.string(u32_at(e, 0)?)? != name.as_bytes() {
+                    return None;
+                }
+                let lo = u32_at(e, 4)?;
+                Some(if wide {
+                    i64::from(lo) | (i64::from(u32_at(e, 8)?) << 32)
+                } else {
+                    i64::from(lo as i32)
+                })
+            })
+        })
+    }
+
     /// Type `id` with modifiers and typedefs skipped (`void` is
     /// [`BtfType::Other`]); `None` for an unknown id.
     pub fn type_info(&self, id: u32) -> Option<BtfType> {

@@ -16,7 +16,7 @@ use crate::lang::{
     SymbolCheck,
 };
 use crate::sys::bindings as b;
-use crate::sys::kernel_symbols;
+use crate::sys::{kernel_symbols, trace_array};
 
 /// The vmlinux BTF and the index that makes lookups in it cheap.
 struct VmlinuxBtf {
@@ -71,6 +71,9 @@ pub(crate) fn btf_init() {
         return;
     };
     VMLINUX_BTF.store(KBox::into_raw(boxed), Ordering::Release);
+    if let Some(btf) = vmlinux_btf() {
+        trace_array::fast_record_init(&btf);
+    }
     pr_info!("BTF: {} types\n", types);
 }
 

@@ -9,10 +9,12 @@
  * the definition's programs (dynprobe_rs_record).
  */
 #include <linux/ftrace.h>
+#include <linux/jump_label.h>
 #include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/perf_event.h>
 #include <linux/rcupdate.h>
+#include <linux/ring_buffer.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/trace_seq.h>
@@ -176,9 +178,134 @@ static __always_inline size_t fetch_record(const struct dynprobe_feed *feed,
 }
 
 /*
+ * The fast record path. trace_event_buffer_reserve() and _commit() wrap
+ * the ring buffer in layers that a record needs only while one of them is
+ * set: a pid filter, a filter (and its temporary buffer), triggers, soft
+ * disable, tp_printk, trace exports, the stacktrace and userstacktrace
+ * options. While none is, a record is reserved on its instance's ring
+ * buffer and committed there, as those functions end up doing, with the
+ * same header and the same per-CPU note for the comm. What they read of
+ * the private struct trace_array (the instance's buffer and options) is
+ * located in the kernel's BTF (dynprobe_fast_record_init()); the static
+ * keys and the comm note are resolved symbols. Without them every record
+ * takes the full path.
+ */
+struct fast_record {
+	bool on;
+	bool flags_wide;
+	u32 buffer_offset;
+	u32 flags_offset;
+	u64 slow_options;
+};
+static struct fast_record fast __read_mostly;
+
+#define SLOW_FILE_FLAGS (EVENT_FILE_FL_SOFT_DISABLED | EVENT_FILE_FL_FILTERED | \
+			 EVENT_FILE_FL_TRIGGER_MODE | EVENT_FILE_FL_TRIGGER_COND | \
+			 EVENT_FILE_FL_PID_FILTER)
+
+bool dynprobe_fast_record_init(u32 buffer_offset, u32 flags_offset,
+			       u32 flags_size, u64 slow_options)
+{
+	const struct dynprobe_kernel_symbols *k = &dynprobe_ksyms;
+
+	if (!k->tracepoint_printk_key || !k->trace_event_exports_enabled ||
+	    !k->trace_taskinfo_save || (flags_size != 4 && flags_size != 8) ||
+	    buffer_offset % sizeof(void *) || flags_offset % flags_size)
+		return false;
+	fast.buffer_offset = buffer_offset;
+	fast.flags_offset = flags_offset;
+	fast.flags_wide = flags_size == 8;
+	fast.slow_options = slow_options;
+	/* Published after the settings it guards (fast_record_ok()). */
+	smp_store_release(&fast.on, true);
+	return true;
+}
+
+/* The instance's options word (struct trace_array's trace_flags). */
+static __always_inline u64 instance_options(const u8 *tr)
+{
+	if (fast.flags_wide)
+		return READ_ONCE(*(const u64 *)(tr + fast.flags_offset));
+	return READ_ONCE(*(const u32 *)(tr + fast.flags_offset));
+}
+
+/*
+ * The context word of a record's common header (common_flags above bit
+ * 16; common_preempt_count below: preempt depth in bits 0-3, migrate
+ * disable depth in bits 4-7), as tracing_gen_ctx_dec() makes it for the
+ * full path. Its out-of-line part, tracing_gen_ctx_irq_test(), is not
+ * exported and IBT seals it, so the fast path reads the same per-CPU and
+ * per-task state itself; the flags are trace_events.h's trace_flag_type.
+ * As the full path's, the word counts one preempt level less where a
+ * preemptible kernel's probe handler added one (selftests compare both
+ * paths' header columns with the kernel's probe events).
+ */
+static __always_inline unsigned int record_context(void)
+{
+	unsigned int pc = preempt_count(), flags = 0, migrate = 0;
+	unsigned long irqflags;
+
+	local_save_flags(irqflags);
+	if (irqs_disabled_flags(irqflags))
+		flags |= TRACE_FLAG_IRQS_OFF;
+	if (pc & NMI_MASK)
+		flags |= TRACE_FLAG_NMI;
+	if (pc & HARDIRQ_MASK)
+		flags |= TRACE_FLAG_HARDIRQ;
+	if (in_serving_softirq())
+		flags |= TRACE_FLAG_SOFTIRQ;
+	if (softirq_count() >> (SOFTIRQ_SHIFT + 1))
+		flags |= TRACE_FLAG_BH_OFF;
+	if (tif_need_resched())
+		flags |= TRACE_FLAG_NEED_RESCHED;
+	if (test_preempt_need_resched())
+		flags |= TRACE_FLAG_PREEMPT_RESCHED;
+	if (IS_ENABLED(CONFIG_ARCH_HAS_PREEMPT_LAZY) &&
+	    tif_test_bit(TIF_NEED_RESCHED_LAZY))
+		flags |= TRACE_FLAG_NEED_RESCHED_LAZY;
+#ifdef CONFIG_SMP
+	migrate = current->migration_disabled;
+#endif
+	return ((flags << 16) | min(pc & 0xff, 0xfU) | min(migrate, 0xfU) << 4) -
+	       IS_ENABLED(CONFIG_PREEMPTION);
+}
+
+static __always_inline bool fast_record_ok(const struct trace_event_file *file)
+{
+	return smp_load_acquire(&fast.on) &&
+	       !(READ_ONCE(file->flags) & SLOW_FILE_FLAGS) &&
+	       !static_key_enabled(dynprobe_ksyms.tracepoint_printk_key) &&
+	       !static_key_enabled(dynprobe_ksyms.trace_event_exports_enabled) &&
+	       !(instance_options((const u8 *)file->tr) & fast.slow_options);
+}
+
+static __always_inline void trace_record_fast(const struct dynprobe_feed *feed,
+					      struct trace_event_file *file,
+					      const struct hit *hit)
+{
+	struct trace_buffer *buffer = READ_ONCE(
+		*(struct trace_buffer **)((u8 *)file->tr + fast.buffer_offset));
+	unsigned int trace_ctx = record_context();
+	struct ring_buffer_event *event;
+	struct trace_entry *entry;
+
+	event = ring_buffer_lock_reserve(buffer, feed->fixed_size);
+	if (!event)
+		return;
+	entry = ring_buffer_event_data(event);
+	tracing_generic_entry_update(entry, feed->sink->call->event.type,
+				     trace_ctx);
+	fetch_record(feed, hit, (u8 *)entry, feed->fixed_size);
+	__this_cpu_write(*(bool __percpu *)dynprobe_ksyms.trace_taskinfo_save,
+			 true);
+	ring_buffer_unlock_commit(buffer);
+}
+
+/*
  * A record of one size enabled in one trace instance only (the common
  * case): the programs write it straight into the reserved ring-buffer
- * entry, as the kernel's probe events do, without a copy.
+ * entry, as the kernel's probe events do, without a copy; on the fast
+ * path while nothing needs the full one.
  */
 static __always_inline void trace_record_direct(const struct dynprobe_feed *feed,
 						struct trace_event_file *file,
@@ -189,6 +316,10 @@ static __always_inline void trace_record_direct(const struct dynprobe_feed *feed
 
 	if (trace_trigger_soft_disabled(file))
 		return;
+	if (fast_record_ok(file)) {
+		trace_record_fast(feed, file, hit);
+		return;
+	}
 	entry = trace_event_buffer_reserve(&fbuffer, file, feed->fixed_size);
 	if (!entry)
 		return;

@@ -163,6 +163,14 @@ resolved_symbols! {
         "the caller on fprobe exits behind a kretprobe";
     object return_to_handler into fgraph_return_handler, OPTIONAL,
         "the caller on kretprobes behind an fprobe exit";
+    // The fast record path (src/shim/hit.c): what the full path's
+    // commit would do that it must also see.
+    object tracepoint_printk_key into tracepoint_printk_key, OPTIONAL,
+        "the fast record path (tp_printk sends records the full way)";
+    object trace_event_exports_enabled into trace_event_exports_enabled, OPTIONAL,
+        "the fast record path (trace exports send records the full way)";
+    object trace_taskinfo_save into trace_taskinfo_save, OPTIONAL,
+        "the fast record path (comms saved for cat trace)";
     // Linker symbols, in kallsyms with CONFIG_KALLSYMS_ALL.
     object __start_BTF into start_btf, OPTIONAL, "BTF argument names and members";
     object __stop_BTF into stop_btf, OPTIONAL, "BTF argument names and members";

@@ -7,6 +7,7 @@ pub(crate) mod events_lock;
 pub(crate) mod kernel_symbols;
 pub(crate) mod printk;
 pub(crate) mod regs_memory;
+pub(crate) mod trace_array;
 pub(crate) mod tracefs;
 
 use core::fmt::{self, Write};

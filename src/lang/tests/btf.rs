@@ -410,6 +410,29 @@ fn struct_members() {
 }
 
 #[test]
+fn enumerators_by_name() {
+    let mut w = BtfWriter::new();
+    w.int("int", 4, 32, true);
+    w.enumeration(
+        "trace_iterator_bits",
+        &[("ITER_A_BIT", 0), ("ITER_B_BIT", 13), ("ITER_NONE_BIT", -1)],
+    );
+    w.enumeration64("wide", &[("WIDE", (1 << 40) | 7), ("WIDE_TOP", u64::MAX)]);
+    let blob = w.finish();
+    with_btf(&blob, |btf| {
+        assert_eq!(btf.enumerator("ITER_A_BIT"), Some(0));
+        assert_eq!(btf.enumerator("ITER_B_BIT"), Some(13));
+        assert_eq!(btf.enumerator("ITER_NONE_BIT"), Some(-1));
+        assert_eq!(btf.enumerator("WIDE"), Some((1 << 40) | 7));
+        assert_eq!(btf.enumerator("WIDE_TOP"), Some(-1));
+        assert_eq!(btf.enumerator("ITER_C_BIT"), None);
+        // Type names are not enumerators.
+        assert_eq!(btf.enumerator("wide"), None);
+        assert_eq!(btf.enumerator("int"), None);
+    });
+}
+
+#[test]
 fn anonymous_member_search_order() {
     let mut w = BtfWriter::new();
     let int = w.int("int", 4, 32, true);
