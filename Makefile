@@ -29,13 +29,13 @@ TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 
 ifeq ($(KDIR),)
 # The kernel built by `make setup`, compiled in the trixie root.
-KDIR_CACHED = $(shell $(TOP)/tools/setup-kernel --print-kdir)
+KDIR_CACHED = $(shell $(TOP)/tools/setup/kernel --print-kdir)
 # CLIPPY=1 builds with the kernel's clippy, KRUSTFLAGS adds rustc flags
 # (make check: CLIPPY=1 KRUSTFLAGS=-Dwarnings); the root's make does not
 # see the caller's variables otherwise.
 KBUILD_PASS = $(if $(CLIPPY),CLIPPY=$(CLIPPY)) $(if $(KRUSTFLAGS),KRUSTFLAGS="$(KRUSTFLAGS)")
-MAKE_KERNEL = $(TOP)/tools/in-root make -C $(KDIR_CACHED) M=$(TOP) $(KBUILD_PASS)
-MAKE_SAMPLES = $(TOP)/tools/in-root make -C $(KDIR_CACHED) M=$(TOP)/samples $(KBUILD_PASS)
+MAKE_KERNEL = $(TOP)/tools/setup/in-root make -C $(KDIR_CACHED) M=$(TOP) $(KBUILD_PASS)
+MAKE_SAMPLES = $(TOP)/tools/setup/in-root make -C $(KDIR_CACHED) M=$(TOP)/samples $(KBUILD_PASS)
 else
 # Any Rust-enabled Linux 7.2 build tree, with the host's toolchain.
 MAKE_KERNEL = $(MAKE) -C $(KDIR) M=$(TOP) $(if $(LLVM),LLVM=$(LLVM))
@@ -58,13 +58,13 @@ samples:
 
 # dynprobe.ko and the samples for Debian's stock kernel, in
 # build/module-stock/RELEASE/ (STOCK=RELEASE picks one of
-# tools/stock-kernels.txt; default the first fully tested one).
+# tools/setup/stock-kernels.txt; default the first fully tested one).
 module-stock:
-	$(TOP)/tools/build-module-variant stock
+	$(TOP)/tools/setup/build-module-variant stock
 
 # A distribution kernel's headers carry no Rust metadata: regenerate it
-# from the kernel's source (tools/kbuild-rust says what it needs).
-KBUILD_RUST = $(TOP)/tools/kbuild-rust $(if $(HEADERS),--headers $(HEADERS))
+# from the kernel's source (tools/setup/kbuild-rust says what it needs).
+KBUILD_RUST = $(TOP)/tools/setup/kbuild-rust $(if $(HEADERS),--headers $(HEADERS))
 kbuild-rust:
 	$(KBUILD_RUST)
 
@@ -90,49 +90,49 @@ dkms-build:
 	echo "dynprobe's API for other modules: $$api"
 
 setup:
-	$(TOP)/tools/setup-root
-	$(TOP)/tools/setup-kernel
-	$(TOP)/tools/setup-stock
-	$(TOP)/tools/setup-host
+	$(TOP)/tools/setup/root
+	$(TOP)/tools/setup/kernel
+	$(TOP)/tools/setup/stock
+	$(TOP)/tools/setup/host
 
 check:
-	$(TOP)/tools/check
+	$(TOP)/tools/check/run
 
 check-host:
-	$(TOP)/tools/check --host-only
+	$(TOP)/tools/check/run --host-only
 
 check-guest:
-	$(TOP)/tools/check --guest-only
+	$(TOP)/tools/check/run --guest-only
 
 check-debug:
-	$(TOP)/tools/check --debug
+	$(TOP)/tools/check/run --debug
 
 # KERNEL=stock: the guest boots Debian's stock kernel with its module
-# (STOCK=RELEASE: another of tools/stock-kernels.txt).
+# (STOCK=RELEASE: another of tools/setup/stock-kernels.txt).
 export DYNPROBE_STOCK_RELEASE := $(STOCK)
-GUEST = $(if $(filter stock,$(KERNEL)),DYNPROBE_KERNEL=stock) $(TOP)/tools/guest
+GUEST = $(if $(filter stock,$(KERNEL)),DYNPROBE_KERNEL=stock) $(TOP)/tools/guest/run
 GUEST_MODULE = $(if $(filter stock,$(KERNEL)),module-stock,module)
-GUEST_KO = $(if $(filter stock,$(KERNEL)),$(shell $(TOP)/tools/build-module-variant --print-ko stock),$(TOP)/dynprobe.ko)
+GUEST_KO = $(if $(filter stock,$(KERNEL)),$(shell $(TOP)/tools/setup/build-module-variant --print-ko stock),$(TOP)/dynprobe.ko)
 
 check-peer: $(GUEST_MODULE)
-	$(GUEST) --timeout 1500 -- DYNPROBE_KO=$(GUEST_KO) bash tools/guest-peer-suite
+	$(GUEST) --timeout 1500 -- DYNPROBE_KO=$(GUEST_KO) bash tools/guest/peer-suite
 
 # Instructions per hit on the stock kernel (deterministic, with the memory
 # table), then wall time.
 bench: module-stock
-	$(TOP)/tools/bench --clock icount
-	$(TOP)/tools/bench --clock wall --memory 0
+	$(TOP)/tools/bench/run --clock icount
+	$(TOP)/tools/bench/run --clock wall --memory 0
 
 # Per-function instructions of each pair of contenders behind a target,
 # and slab bytes per event by cache: build/bench/stock-icount-profile/.
 bench-profile: module-stock
-	$(TOP)/tools/bench --profile
+	$(TOP)/tools/bench/run --profile
 
 STRESS_SECONDS ?= 600
 stress: module
-	$(TOP)/tools/stress $(STRESS_SECONDS)
+	$(TOP)/tools/stress/run $(STRESS_SECONDS)
 
-# tools/guest-stress.py --hostile, one CPU: SEED=N replays a sequence
+# tools/stress/guest-stress.py --hostile, one CPU: SEED=N replays a sequence
 # (default: a new seed, printed), STEPS=M steps (0: until
 # HOSTILE_SECONDS, default 600, have passed).
 SEED ?=
@@ -140,11 +140,11 @@ STEPS ?= 500
 HOSTILE_SECONDS ?= 600
 stress-hostile: $(GUEST_MODULE)
 	$(if $(filter stock,$(KERNEL)),DYNPROBE_KERNEL=stock) DYNPROBE_KO=$(GUEST_KO) \
-		$(TOP)/tools/stress --hostile $(if $(SEED),--seed $(SEED)) --steps $(STEPS) \
+		$(TOP)/tools/stress/run --hostile $(if $(SEED),--seed $(SEED)) --steps $(STEPS) \
 		--seconds $(HOSTILE_SECONDS)
 
 run: $(GUEST_MODULE)
-	$(GUEST) -- DYNPROBE_KO=$(GUEST_KO) bash tools/demo
+	$(GUEST) -- DYNPROBE_KO=$(GUEST_KO) bash tools/guest/demo
 
 shell: $(GUEST_MODULE)
 	$(GUEST) --shell

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dpbench: the target, the trigger and the "limit" contenders of
- * `make bench` (tools/bench, tools/guest-bench).
+ * `make bench` (tools/bench/run, tools/bench/guest).
  *
  * dpbench_target(a, b, c, s) is a traceable, never-inlined function with
  * three register arguments, a kernel string argument (%cx) and a return
@@ -26,7 +26,7 @@
  *   run N	calls the target N times in a tight loop
  *   prun N	the same with a pause of a pseudo-random 0 to 255 turns of an
  *		empty loop before each call: for a profiler that samples
- *		every P instructions (tools/bench --profile), the tight
+ *		every P instructions (tools/bench/run --profile), the tight
  *		loop repeats exactly and a sample would land on the same
  *		few instructions of each call; the pause spreads them
  * Reading ctl gives the last run: "ns_per_call_x1000 total_ns N".

@@ -3,7 +3,7 @@
 """Self and inclusive share of samples per kernel function from
 `perf script -F ip` of a `perf record -g` run, resolved against a copy of
 /proc/kallsyms (perf in the guest cannot find dynprobe.ko's symbols on
-disk). tools/bench --profile does this for every contender
+disk). tools/bench/run --profile does this for every contender
 (bench/profile.py). Usage: bench/perf-top.py KALLSYMS SCRIPT [TOP]"""
 import collections
 import os

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Where a hit's instructions go, per function, for each pair of
-contenders behind a target (tools/bench --profile), and where an event's
+contenders behind a target (tools/bench/run --profile), and where an event's
 slab memory goes, per slab cache. Writes OUTDIR/profile-PAIR.md and
 OUTDIR/profile-memory.md and prints them.
 
@@ -174,7 +174,7 @@ def memory_report(out):
             for c, (_, size) in after.items()}
     lines = ["# Where the memory goes: slab objects in use per defined and enabled event", "",
              "From the memory phase's `/proc/slabinfo` before and after defining and "
-             "enabling the events (tools/guest-bench), per event: objects and their bytes "
+             "enabling the events (tools/bench/guest), per event: objects and their bytes "
              "(objects × object size), caches that moved by at least 8 bytes and a "
              "twentieth of an object an event. "
              "Caches with the same object size and flags may be merged into one, which "
@@ -212,7 +212,7 @@ def main():
     for r in csv.DictReader(open(os.path.join(out, "raw.csv"))):
         if r["phase"] == "profile":
             timing[r["contender"]] = (int(r["base_ps"]) / 1000, int(r["probe_ps"]) / 1000)
-    # tools/guest-bench's arguments, for the header.
+    # tools/bench/guest's arguments, for the header.
     cmd = open(os.path.join(out, "guest", "cmd")).read().split()
     period, calls = cmd[-2], cmd[-1]
     base_syms = os.path.join(out, "profile", "kallsyms")

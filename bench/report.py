@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Turns build/bench/raw.csv (tools/guest-bench) into results.md and
+"""Turns build/bench/raw.csv (tools/bench/guest) into results.md and
 results.csv: per-hit overhead (probe run minus the baseline run right
 before it), median and spread over the rounds, and the ratios of the
 medians. Usage: bench/report.py OUTDIR"""
@@ -16,7 +16,7 @@ from contenders import LABEL  # noqa: E402
 
 out = sys.argv[1]
 rows = list(csv.DictReader(open(os.path.join(out, "raw.csv"))))
-# tools/bench writes "KERNEL CLOCK"; with the icount clock the guest's
+# tools/bench/run writes "KERNEL CLOCK"; with the icount clock the guest's
 # nanoseconds are instructions.
 try:
     kernel, clock = open(os.path.join(out, "setting")).read().split()
@@ -125,7 +125,7 @@ ratio(M("hook_fprobe"), M("hook_ftrace"), None, "(bare fprobe / bare ftrace_ops)
 ratio(M("d_func"), M("hook_fprobe"), None, "(function event / bare fprobe)")
 ratio(M("k_fentry"), M("hook_fprobe"), None, "(kernel fprobe event / bare fprobe)")
 
-# Memory per event (tools/guest-bench's memory phase), if it ran.
+# Memory per event (tools/bench/guest's memory phase), if it ran.
 mem = {}
 try:
     for r in csv.DictReader(open(os.path.join(out, "memory.csv"))):

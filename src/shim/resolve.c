@@ -14,7 +14,7 @@
  * the callback is the ftrace_ops' function.
  *
  * Documentation/design.md ("Calling unexported functions") has the
- * reasoning; tools/check-sealed checks the built module.
+ * reasoning; tools/check/sealed checks the built module.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

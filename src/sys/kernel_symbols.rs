@@ -18,7 +18,7 @@
 //! the instruction pointer saved at the stub's ftrace call site to the
 //! body of the kernel function, found here ([`dynprobe_rs_redirect_body`]).
 //! Documentation/design.md ("Calling unexported functions") has the
-//! reasoning; `tools/check-sealed` checks the built module against this
+//! reasoning; `tools/check/sealed` checks the built module against this
 //! table and the manifest below.
 
 use core::ffi::c_void;
@@ -48,7 +48,7 @@ struct Function {
 }
 
 /// The functions, in a read-only table whose stub addresses are
-/// relocations `tools/check-sealed` reads (as it reads the manifest).
+/// relocations `tools/check/sealed` reads (as it reads the manifest).
 #[repr(transparent)]
 struct Functions([Function; NR_FUNCTIONS]);
 
@@ -71,7 +71,7 @@ struct Object {
 /// `dynprobe_ksyms.FIELD`. Each also becomes an ELF note (owner
 /// "dynprobe", type 1) in `.note.dynprobe`, a section of the .ko that is
 /// not loaded: "function NAME stub STUB" or "object NAME", the manifest
-/// `tools/check-sealed` checks.
+/// `tools/check/sealed` checks.
 macro_rules! resolved_symbols {
     (
         $(function $f:ident via $stub:ident, $fopt:expr, $fwhy:literal;)*

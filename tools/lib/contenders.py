@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The bench's contenders (tools/guest-bench: what each one turns on), by
+"""The bench's contenders (tools/bench/guest: what each one turns on), by
 the name raw.csv gives them, with the label the reports show: one table
 for bench/report.py and bench/profile.py. The order is the order of
 report.py's table.

@@ -1,2 +1,2 @@
 # SPDX-License-Identifier: GPL-2.0
-"""tools/guest-stress.py, by concern."""
+"""tools/stress/guest-stress.py, by concern."""

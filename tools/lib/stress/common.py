@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The stress run's shared words: the control files, the kinds of
 definition and their lines, the heartbeat and report every role keeps,
-the module's state (tools/guest-stress.py)."""
+the module's state (tools/stress/guest-stress.py)."""
 import ctypes
 import errno
 import json

@@ -899,7 +899,7 @@ class Hostile:
             if bad:
                 self.log("the kernel log reports:\n    " + "\n    ".join(bad[:40]))
             self.diagnose()
-            self.log("reproduce: tools/guest-stress.py --hostile --seed %d --steps %d "
+            self.log("reproduce: tools/stress/guest-stress.py --hostile --seed %d --steps %d "
                      "(make stress-hostile SEED=%d STEPS=%d)" %
                      (self.seed, self.step, self.seed, self.step))
         elapsed = now() - t0
