@@ -9,9 +9,21 @@
  * functions that are never called: the "other" events of the scale test
  * sit on them, so they are enabled but never hit.
  *
+ * The second target, in the kernel image, is mktime64(): where users put
+ * their function events (vfs_read, schedule...) dynprobe hooks functions
+ * of the kernel image through its shared ftrace_ops, those of modules
+ * through fprobe, so both are timed. mktime64() is traceable, exported,
+ * pure arithmetic with six register arguments, and nothing in the bench
+ * guest calls it: its callers convert dates of RTC chips and of disk file
+ * systems (FAT, ISO 9660, UDF...), which the guest has none of (README
+ * says how that was checked).
+ *
  * Control file /sys/kernel/debug/dpbench/ctl, one command per write:
+ *   target module|vmlinux
+ *	which function run, prun and the hooks below use: dpbench_target
+ *	(the default) or mktime64
  *   hook none|kprobe|ftrace|kprobe_rb|ftrace_rb|fprobe
- *	installs one of the in-module hooks on dpbench_target (none removes):
+ *	installs one of the in-module hooks on the target (none removes):
  *	kprobe     a bare kprobe, empty pre_handler
  *	ftrace     a bare ftrace_ops (register_ftrace_function, filter on the
  *		   target only), empty callback, FTRACE_OPS_FL_RECURSION
@@ -23,7 +35,8 @@
  *		   trace instance: this is the floor any trace event pays.
  *   rbsize BYTES   record size of the raw write (default 40, the size of a
  *		    kprobe or fprobe event with three 8-byte fields)
- *   run N	calls the target N times in a tight loop
+ *   run N	calls the target N times in a tight loop (mktime64 with
+ *		arguments that change with each call)
  *   prun N	the same with a pause of a pseudo-random 0 to 255 turns of an
  *		empty loop before each call: for a profiler that samples
  *		every P instructions (tools/bench/run --profile), the tight
@@ -41,6 +54,7 @@
 #include <linux/uaccess.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
+#include <linux/time.h>
 
 #define DPBENCH_NOINLINE noinline __attribute__((__noipa__, __used__))
 
@@ -135,6 +149,8 @@ static int fp_empty(struct fprobe *fp, unsigned long entry_ip,
 	return 0;
 }
 
+static bool on_vmlinux;
+
 static struct kprobe kp;
 static struct ftrace_ops fops;
 static struct fprobe fp;
@@ -155,7 +171,8 @@ static void unhook(void)
 
 static int hook(const char *how)
 {
-	static char sym[] = "dpbench_target";
+	static char module_sym[] = "dpbench_target", vmlinux_sym[] = "mktime64";
+	char *sym = on_vmlinux ? vmlinux_sym : module_sym;
 	int ret;
 
 	unhook();
@@ -217,7 +234,11 @@ static void run(u64 n, bool pause)
 			for (k = x & 255; k; k--)
 				barrier();
 		}
-		acc += dpbench_target(i, i + 1, i + 2, s);
+		if (on_vmlinux)
+			acc += mktime64(2000 + (i & 31), 1 + (i & 7), 1 + (i & 15),
+					i & 15, i & 31, i & 31);
+		else
+			acc += dpbench_target(i, i + 1, i + 2, s);
 	}
 	t1 = ktime_get_ns();
 	sink = acc;
@@ -245,7 +266,15 @@ static ssize_t ctl_write(struct file *f, const char __user *ubuf, size_t len,
 	arg = skip_spaces(arg);
 
 	mutex_lock(&lock);
-	if (!strcmp(buf, "hook")) {
+	if (!strcmp(buf, "target")) {
+		ret = 0;
+		if (!strcmp(arg, "vmlinux") || !strcmp(arg, "module")) {
+			unhook();
+			on_vmlinux = arg[0] == 'v';
+		} else {
+			ret = -EINVAL;
+		}
+	} else if (!strcmp(buf, "hook")) {
 		ret = hook(arg);
 	} else if (!strcmp(buf, "rbsize")) {
 		ret = kstrtou64(arg, 0, &n);

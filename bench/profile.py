@@ -28,25 +28,30 @@ from contenders import LABEL  # noqa: E402
 from kallsyms import Symbols, chains  # noqa: E402
 
 LOOP = "ctl_write [dpbench]"
-TARGET = "dpbench_target [dpbench]"
+# The two targets: a function of the bench module, one of the kernel image.
+TARGETS = ("dpbench_target [dpbench]", "mktime64")
 TOP = 15
 
 # file name, what is compared, reference contender, dynprobe's, target
 PAIRS = [
     ("kprobe", "kprobe event, 3 register args: dynprobe / kernel",
-     "k_kprobe", "d_kprobe", 0.9),
+     "k_kprobe", "d_kprobe", 0.75),
     ("kprobe-string", "kprobe event + string: dynprobe / kernel",
-     "k_kprobe_str", "d_kprobe_str", 0.5),
-    ("function-entry", "function event / kernel fprobe entry event",
-     "k_fentry", "d_func", 0.6),
+     "k_kprobe_str", "d_kprobe_str", 0.35),
+    ("function-entry-vmlinux", "vmlinux target: function event / kernel fprobe entry event",
+     "k_vfentry", "d_vfunc", 0.6),
+    ("function-entry", "module target: function event / kernel fprobe entry event",
+     "k_fentry", "d_func", None),
     ("function-exit", "function exit event / kernel fprobe %return event",
      "k_fexit", "d_func_exit", 0.8),
     ("limit-kprobe", "limit: dynprobe kprobe event / bare kprobe + raw write",
-     "hook_kprobe_rb", "d_kprobe", 1.5),
-    ("limit-function", "limit: function event / bare ftrace_ops + raw write",
-     "hook_ftrace_rb", "d_func", 1.6),
-    ("limit-f-entry", "limit: dynprobe `f` entry / bare ftrace_ops + raw write",
-     "hook_ftrace_rb", "d_fentry", 1.5),
+     "hook_kprobe_rb", "d_kprobe", 1.3),
+    ("limit-function-vmlinux", "limit, vmlinux target: function event / bare ftrace_ops + raw write",
+     "hook_vftrace_rb", "d_vfunc", 1.4),
+    ("limit-function", "limit, module target: function event / bare ftrace_ops + raw write",
+     "hook_ftrace_rb", "d_func", None),
+    ("limit-f-entry", "limit, module target: dynprobe `f` entry / bare ftrace_ops + raw write",
+     "hook_ftrace_rb", "d_fentry", None),
     ("f-exit", "dynprobe `f` %return / kernel fprobe %return event",
      "k_fexit", "d_fexit", None),
 ]
@@ -65,7 +70,7 @@ class Profile:
         self.samples = self.loop = self.outside = 0
         for chain in chains(os.path.join(pd, contender + ".ips.gz")):
             names = [syms.name(ip) for ip in chain]
-            cut = [i for i, n in enumerate(names) if n in (LOOP, TARGET)]
+            cut = [i for i, n in enumerate(names) if n == LOOP or n in TARGETS]
             if not cut:
                 self.outside += 1
                 continue

@@ -95,11 +95,13 @@ def ratio(a, b, target, what, oa=None, ob=None):
 lines += ["", "| ratio of median overheads | ratio | per-round spread | target | met |",
           "| --- | ---: | ---: | ---: | :---: |"]
 M = lambda c: ("main", c)
-ratio(M("d_kprobe"), M("k_kprobe"), 0.9, "kprobe event, 3 register args: dynprobe / kernel")
-ratio(M("d_kprobe_str"), M("k_kprobe_str"), 0.5, "kprobe event + string: dynprobe / kernel")
+ratio(M("d_kprobe"), M("k_kprobe"), 0.75, "kprobe event, 3 register args: dynprobe / kernel")
+ratio(M("d_kprobe_str"), M("k_kprobe_str"), 0.35, "kprobe event + string: dynprobe / kernel")
 ratio(M("d_kretprobe"), M("k_kretprobe"), None, "kretprobe event, $retval: dynprobe / kernel")
-ratio(M("d_func"), M("k_fentry"), 0.6, "function event / kernel fprobe entry event")
-ratio(M("d_fentry"), M("k_fentry"), None, "dynprobe `f` entry / kernel fprobe entry event")
+ratio(M("d_vfunc"), M("k_vfentry"), 0.6, "vmlinux target: function event / kernel fprobe entry event")
+ratio(M("d_vfentry"), M("k_vfentry"), None, "vmlinux target: dynprobe `f` entry / kernel fprobe entry event")
+ratio(M("d_func"), M("k_fentry"), None, "module target: function event / kernel fprobe entry event")
+ratio(M("d_fentry"), M("k_fentry"), None, "module target: dynprobe `f` entry / kernel fprobe entry event")
 ratio(M("d_func_exit"), M("k_fexit"), 0.8, "function exit event / kernel fprobe %return event")
 ratio(M("d_fexit"), M("k_fexit"), None, "dynprobe `f` %return / kernel fprobe %return event")
 if tiers:
@@ -116,9 +118,12 @@ if tiers:
     for t in tiers:
         ratio((f"scale{t}", "d_func"), (f"scale{t}", "k_fentry"), None,
               f"{t}+{t} others: function event / kernel fprobe event")
-ratio(M("d_kprobe"), M("hook_kprobe_rb"), 1.5, "limit: dynprobe kprobe event / bare kprobe + raw write")
-ratio(M("d_func"), M("hook_ftrace_rb"), 1.6, "limit: function event / bare ftrace_ops + raw write")
-ratio(M("d_fentry"), M("hook_ftrace_rb"), 1.5, "limit: dynprobe `f` entry / bare ftrace_ops + raw write")
+ratio(M("d_kprobe"), M("hook_kprobe_rb"), 1.3, "limit: dynprobe kprobe event / bare kprobe + raw write")
+ratio(M("d_vfunc"), M("hook_vftrace_rb"), 1.4, "limit, vmlinux target: function event / bare ftrace_ops + raw write")
+ratio(M("d_func"), M("hook_ftrace_rb"), None, "limit, module target: function event / bare ftrace_ops + raw write")
+ratio(M("d_vfentry"), M("hook_vftrace_rb"), None, "limit, vmlinux target: dynprobe `f` entry / bare ftrace_ops + raw write")
+ratio(M("d_fentry"), M("hook_ftrace_rb"), None, "limit, module target: dynprobe `f` entry / bare ftrace_ops + raw write")
+ratio(M("k_vfentry"), M("hook_vftrace_rb"), None, "(vmlinux target: kernel fprobe event / bare ftrace_ops + raw write)")
 ratio(M("k_kprobe"), M("hook_kprobe_rb"), None, "(kernel kprobe event / bare kprobe + raw write)")
 ratio(M("k_fentry"), M("hook_ftrace_rb"), None, "(kernel fprobe event / bare ftrace_ops + raw write)")
 ratio(M("hook_fprobe"), M("hook_ftrace"), None, "(bare fprobe / bare ftrace_ops)")
@@ -143,13 +148,46 @@ if mem:
     # Slab objects in use and MemTotal - MemFree: the first sees what
     # the events allocate from slab caches, the second also pages.
     lines += ["", "| memory ratio, dynprobe / kernel | ratio | target | met |", "| --- | ---: | ---: | :---: |"]
-    for kind, tgt in (("function", 1.0), ("kprobe", None)):
+    for kind, tgt in (("function", 1.0), ("kprobe", 1.0)):
         d, k = mem.get(("dynprobe", kind)), mem.get(("kernel", kind))
         for col, what in ((0, "slab objects"), (3, "used")):
             if d and k and k[1][col] > 0:
                 r = d[1][col] / k[1][col]
                 verdict = "" if tgt is None else ("yes" if r <= tgt else "**no**")
                 lines.append(f"| {kind} events, {what} | {r:.2f} | {'—' if tgt is None else f'≤ {tgt}'} | {verdict} |")
+
+# Definition and enable time at scale (the memory phase's steps), if
+# they were timed: each step over all the events, side by side.
+phases = {}
+try:
+    for r in csv.DictReader(open(os.path.join(out, "phases.csv"))):
+        phases[(r["side"], r["kind"])] = (int(r["events"]), [
+            int(r[k]) for k in ("define_ns", "enable_ns", "disable_ns", "remove_ns")])
+except OSError:
+    pass
+if phases:
+    unit = "M instructions" if clock == "icount" else "s"
+    scale = 1e6 if clock == "icount" else 1e9
+    lines += ["", f"| steps over all events ({unit}) | events | define | enable | disable | remove |",
+              "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for (side, kind), (n_ev, t) in sorted(phases.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        lines.append(f"| {side} {kind} events | {n_ev} | " +
+                     " | ".join(f"{x / scale:.2f}" for x in t) + " |")
+        csvrows.append(("phases", f"{side} {kind}", n_ev, *[f"{x / scale:.3f}" for x in t]))
+    lines += ["", "| time ratio, dynprobe / kernel | ratio | target | met |",
+              "| --- | ---: | ---: | :---: |"]
+    for kind in ("function", "kprobe"):
+        d, k = phases.get(("dynprobe", kind)), phases.get(("kernel", kind))
+        if not (d and k):
+            continue
+        for what, cols, tgt in (("define + enable", (0, 1), 0.1 if kind == "function" else None),
+                                ("disable + remove", (2, 3), None)):
+            kt = sum(k[1][c] for c in cols)
+            if kt > 0:
+                r = sum(d[1][c] for c in cols) / kt
+                verdict = "" if tgt is None else ("yes" if r <= tgt else "**no**")
+                lines.append(f"| {d[0]} {kind} events, {what} | {r:.3f} | "
+                             f"{'—' if tgt is None else f'≤ {tgt}'} | {verdict} |")
 
 rounds = max((len(s) for s in samples.values()), default=0)
 n = rows[0]["n"] if rows else "?"

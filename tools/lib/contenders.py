@@ -24,4 +24,8 @@ LABEL = {
     "k_fexit": "kernel fprobe %return event, retval + 1 arg",
     "d_fexit": "dynprobe `f` %return event, retval + 1 arg",
     "d_func_exit": "dynprobe function exit event, retval + 1 arg",
+    "hook_vftrace_rb": "bare ftrace_ops + raw ring-buffer write, vmlinux target",
+    "k_vfentry": "kernel fprobe entry event, 3 args, vmlinux target",
+    "d_vfentry": "dynprobe `f` entry event, 3 args, vmlinux target",
+    "d_vfunc": "dynprobe function event, 3 args, vmlinux target",
 }
