@@ -272,6 +272,7 @@ static __always_inline unsigned int record_context(void)
 
 static __always_inline bool fast_record_ok(const struct trace_event_file *file)
 {
+	/* Pairs with the release in dynprobe_fast_record_init(). */
 	return smp_load_acquire(&fast.on) &&
 	       !(READ_ONCE(file->flags) & SLOW_FILE_FLAGS) &&
 	       !static_key_enabled(dynprobe_ksyms.tracepoint_printk_key) &&
