@@ -26,10 +26,14 @@ static unsigned int fentry_armed;
 static void fentry_callback(unsigned long ip, unsigned long parent_ip,
 			    struct ftrace_ops *op, struct ftrace_regs *fregs);
 
+/*
+ * No FTRACE_OPS_FL_RECURSION: that flag asks ftrace to wrap the callback
+ * in ftrace_ops_assist_func() for recursion protection, which the
+ * callback takes itself; without it the trampoline calls the callback
+ * directly, as fprobe's ops is called.
+ */
 static struct ftrace_ops fentry_ops = {
 	.func = fentry_callback,
-	/* The callback takes the recursion lock itself (cheaper). */
-	.flags = FTRACE_OPS_FL_RECURSION,
 };
 
 /* The function's address from its ftrace call site (after an ENDBR). */
@@ -50,6 +54,9 @@ static void fentry_callback(unsigned long ip, unsigned long parent_ip,
 	struct pt_regs *regs;
 	int bit;
 
+	/* As fprobe: nothing is recorded where RCU does not watch. */
+	if (!rcu_is_watching())
+		return;
 	/* Also disables preemption, which the table's readers rely on. */
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
 	if (bit < 0)

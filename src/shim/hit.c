@@ -270,13 +270,23 @@ static __always_inline unsigned int record_context(void)
 	       IS_ENABLED(CONFIG_PREEMPTION);
 }
 
+/*
+ * Whether a static key is on, read in place: static_key_enabled() calls
+ * static_key_count(), a function of the kernel. As there, -1 (a key
+ * being turned on) counts as on.
+ */
+static __always_inline bool key_on(const struct static_key *key)
+{
+	return atomic_read(&key->enabled) != 0;
+}
+
 static __always_inline bool fast_record_ok(const struct trace_event_file *file)
 {
 	/* Pairs with the release in dynprobe_fast_record_init(). */
 	return smp_load_acquire(&fast.on) &&
 	       !(READ_ONCE(file->flags) & SLOW_FILE_FLAGS) &&
-	       !static_key_enabled(dynprobe_ksyms.tracepoint_printk_key) &&
-	       !static_key_enabled(dynprobe_ksyms.trace_event_exports_enabled) &&
+	       !key_on(dynprobe_ksyms.tracepoint_printk_key) &&
+	       !key_on(dynprobe_ksyms.trace_event_exports_enabled) &&
 	       !(instance_options((const u8 *)file->tr) & fast.slow_options);
 }
 
