@@ -30,6 +30,10 @@ lists them. Errors are reported in the tracing error_log.
 \t           [unsigned] char/short/int/long, size_t, symbol, string,
 \t           <type>[<array-size>]
 \t           <function>(<args>) -> <type> <name>   (event at function exit)
+\t    named: <function>(<param>[->field|.field...][:type], ...) by BTF name
+\t           and type, as fprobe args (<name>=<fetcharg> too); taking no
+\t           position; <function>(...) every parameter;
+\t           <function>(<args>) -> <name>[:type]   (return value, BTF type)
   kprobe_events\t\t- Create/append/remove/show the kernel dynamic events
 \t\t\t  Write into this file to define/undefine new trace events.
   dynamic_events\t- Create/append/remove/show the generic dynamic events

@@ -177,6 +177,8 @@ error_codes! {
             "Name of another parameter: arguments are positional (NULL skips one)"
         ),
         NoMatchingType = C(NO_MATCHING_TYPE, "No matching dynamic event type"),
+        FeSpaceInArg = C(FE_SPACE_IN_ARG, "A named argument is one word: no space inside"),
+        FeAllTwice = C(FE_ALL_TWICE, "'...' can be used only once"),
     }
     /// The synthetic event parser's, `ERRORS` in
     /// `kernel/trace/trace_events_synth.c` (`SYNTH_ERR_*`).

@@ -4,27 +4,36 @@
 //! ([`crate::lang::funcev_compile`]).
 //!
 //! ```text
-//! LINE     := FUNCTION '(' ARGS ')' [ '->' TYPE NAME INDIRECT ]
+//! LINE     := FUNCTION '(' ARGS ')' [ '->' TYPE NAME INDIRECT | '->' RETURN ]
 //! ARGS     := '' | ARG | ARG ',' ARGS
-//! ARG      := 'NULL' | ALT | ALT '|' ARG
+//! ARG      := 'NULL' | ALT | ALT '|' ARG | NAMED | '...'
 //! ALT      := TYPE FIELD | TYPE NAME '=' ADDR | TYPE ADDR
 //! TYPE     := ['unsigned'] ATOM ['[' N ']']
 //! FIELD    := NAME INDIRECT
 //! INDIRECT := { '[' N ']' | '+' N }
+//! NAMED    := a fetch argument as fprobes take it, one word:
+//!             [NAME '='] PARAM { '->' MEMBER | '.' MEMBER } [':' TYPE] ...
+//! RETURN   := NAME [':' TYPE]
 //! ```
 //!
-//! The `->` part is dynprobe's exit event: it creates `functions/FUNC__exit`
-//! recording the listed entry arguments and the return value.
+//! The first lines are the 2018 grammar. The `->` part is dynprobe's exit
+//! event: it creates `functions/FUNC__exit` recording the listed entry
+//! arguments and the return value. `NAMED`, `...` and `RETURN` are
+//! dynprobe's BTF forms ([`named_arg_at`] tells them from the 2018 ones):
+//! parameters by name with their BTF types, every parameter, the return
+//! value with its BTF type.
 
 use core::fmt::Write;
 
 use crate::lang::def::Definition;
-use crate::lang::error::{function_error, ErrorCode, ParseError};
+use crate::lang::error::{errno, function_error, ErrorCode, ParseError, Subsystem};
+use crate::lang::fetch::{self, AErr, Ctx, Flags};
 use crate::lang::funcev_compile::{compile, Builder, Ind, Ty};
 use crate::lang::kind::ProbeKind;
 use crate::lang::lexer::Cursor;
 use crate::lang::resolver::Resolver;
-use crate::lang::text::{self, at, is_alnum, is_alpha, is_digit, is_space, Str};
+use crate::lang::text::{self, at, head, is_alnum, is_alpha, is_digit, is_space, tail, Str};
+use crate::lang::text::{is_reserved_field, Fields};
 use crate::lang::types::{FetchType, Load};
 use crate::lang::MAX_ARRAY_LEN;
 
@@ -215,6 +224,191 @@ fn param_elsewhere<R: Resolver>(r: &R, func: &[u8], name: &[u8], slot: u32) -> b
     })
 }
 
+/// Does a named argument (dynprobe's BTF form) start at `pos`, rather than
+/// one of the 2018 grammar? Every 2018 argument is `NULL`, or a type
+/// followed by a space (or `[`) and a field or address, so an argument is
+/// named when it is `...`, or one word that is not a type word (a type
+/// word followed by `=`, `-`, `.` or `:` is a parameter's name). Lines the
+/// 2018 grammar accepts keep their meaning; a word followed by a second
+/// word stays in it (`x86 dev` is a bad type, as before).
+fn named_arg_at(line: &[u8], pos: usize) -> bool {
+    let rest = tail(line, pos);
+    if rest.starts_with(b"...") {
+        return true;
+    }
+    let wlen = rest
+        .iter()
+        .position(|&c| !(is_alnum(c) || c == b'_'))
+        .unwrap_or(rest.len());
+    let word = head(rest, wlen);
+    let next = at(rest, wlen);
+    if word == b"NULL" || word == b"unsigned" || atom(word).is_some() {
+        return matches!(next, b'=' | b'-' | b'.' | b':');
+    }
+    if word.is_empty() {
+        return !matches!(next, 0 | b',' | b')');
+    }
+    if next == b'[' {
+        return false;
+    }
+    let after = tail(rest, wlen);
+    let spaces = after
+        .iter()
+        .position(|&c| !is_space(c))
+        .unwrap_or(after.len());
+    let second = at(after, spaces);
+    !(spaces > 0 && (is_alnum(second) || second == b'_'))
+}
+
+/// The end of the named argument starting at `p.pos`: at the `,` or `)`
+/// outside parentheses that ends it. A fetch argument is one word: a
+/// space followed by anything else is refused there.
+fn named_arg_end(p: &mut Cursor<'_>) -> Result<usize, ParseError> {
+    let mut depth = 0usize;
+    loop {
+        let c = p.byte();
+        match c {
+            0 => return Ok(p.pos),
+            b'(' => depth = depth.saturating_add(1),
+            b')' if depth == 0 => return Ok(p.pos),
+            b')' => depth = depth.saturating_sub(1),
+            b',' if depth == 0 => return Ok(p.pos),
+            c if is_space(c) => {
+                let end = p.pos;
+                p.skip_space();
+                return match p.byte() {
+                    0 | b',' | b')' => Ok(end),
+                    _ => Err(function_error(ErrorCode::FeSpaceInArg, end)),
+                };
+            }
+            _ => {}
+        }
+        p.pos = p.pos.saturating_add(1);
+    }
+}
+
+/// A fetch argument's error as a function event's, its caret at `col`
+/// plus the offset within the argument.
+fn arg_error(e: AErr, col: usize) -> ParseError {
+    ParseError {
+        code: e.code,
+        column: col.saturating_add(e.offset),
+        errno: e.errno,
+        subsystem: Subsystem::Function,
+        logged: e.logged,
+    }
+}
+
+/// The name a named argument records under when it gives none: the
+/// parameter's (`count`), or for members the last one's (`f_mode` for
+/// `file->f_mode`, where the kernel's fprobes say `argN`: a function
+/// event has no positions to number).
+fn default_name(arg: &[u8]) -> Option<&[u8]> {
+    if text::find(arg, b'=').is_some() {
+        return None;
+    }
+    let expr = head(arg, text::find(arg, b':').unwrap_or(arg.len()));
+    if text::is_good_name(expr) {
+        return None;
+    }
+    let start = expr
+        .iter()
+        .rposition(|&c| c == b'>' || c == b'.')
+        .map_or(0, |p| p.saturating_add(1));
+    let leaf = tail(expr, start);
+    (start > 0 && text::is_good_name(leaf)).then_some(leaf)
+}
+
+/// N of an argument that is `$argN[:TYPE]` and nothing more.
+fn arg_number(arg: &[u8]) -> Option<u32> {
+    let rest = arg.strip_prefix(b"$arg")?;
+    let digits = rest.iter().take_while(|&&c| is_digit(c)).count();
+    if digits == 0 || !matches!(at(rest, digits), 0 | b':') {
+        return None;
+    }
+    text::kstrtouint(head(rest, digits), 10)
+}
+
+/// Compiles a named argument (`arg`, written at `col`) with the fetch
+/// argument compiler, as the next argument of `def`: its BTF type unless
+/// one is given, its name `NAME=`'s or [`default_name`]. The function
+/// event's own fields (`__ip`, `__parent_ip`) are not names it may take.
+fn add_named<R: Resolver>(
+    ctx: &mut Ctx<'_, R>,
+    def: &mut Definition,
+    arg: &[u8],
+    col: usize,
+) -> Result<(), ParseError> {
+    let i = def.nargs;
+    if i >= crate::lang::MAX_TRACE_ARGS {
+        return Err(function_error(ErrorCode::TooManyArgs, col));
+    }
+    let mut named: Str<{ crate::lang::MAX_ARGSTR_CAP + crate::lang::MAX_EVENT_NAME_LEN + 2 }> =
+        Str::new();
+    let (fetcharg, shift) = if let Some(n) = arg_number(arg) {
+        // `$argN` records under the parameter's BTF name, as `$argN` on an
+        // fprobe does, or as `argN` with the N written.
+        let btf_name = n.checked_sub(1).and_then(|i| ctx.btf_param(i)).map(|p| p.0);
+        match btf_name {
+            Some(name) => arg_text!(named, col, "{}={}", name, text::as_str(arg))?,
+            None => arg_text!(named, col, "arg{}={}", n, text::as_str(arg))?,
+        }
+        let shift = named.len().saturating_sub(arg.len());
+        (named.as_bytes(), shift)
+    } else {
+        match default_name(arg) {
+            Some(leaf) => {
+                arg_text!(named, col, "{}={}", text::as_str(leaf), text::as_str(arg))?;
+                (named.as_bytes(), leaf.len().saturating_add(1))
+            }
+            None => (arg, 0),
+        }
+    };
+    ctx.offset = 0;
+    fetch::parse_probe_arg(ctx, def, i, fetcharg).map_err(|e| {
+        let offset = e.offset.saturating_sub(shift);
+        arg_error(AErr { offset, ..e }, col)
+    })?;
+    let reserved = def
+        .args()
+        .get(i)
+        .is_some_and(|a| is_reserved_field(a.name().as_bytes(), Fields::Function));
+    if reserved {
+        def.nargs = i;
+        return Err(function_error(ErrorCode::UsedArgName, col));
+    }
+    Ok(())
+}
+
+/// `...`: every parameter of the function, by its BTF name and type.
+fn add_all_params<R: Resolver>(
+    ctx: &mut Ctx<'_, R>,
+    def: &mut Definition,
+    col: usize,
+) -> Result<(), ParseError> {
+    let nr = match ctx.query_btf() {
+        Some(f) if f.nr_params > 0 => f.nr_params,
+        _ => {
+            return Err(ParseError {
+                errno: errno::EOPNOTSUPP,
+                ..function_error(ErrorCode::NosupBtfarg, col)
+            })
+        }
+    };
+    for n in 0..nr {
+        let Some((name, _)) = ctx.btf_param(n) else {
+            return Err(ParseError {
+                errno: errno::ENOENT,
+                ..function_error(ErrorCode::NoBtfEntry, col)
+            });
+        };
+        // The column stays at `...`: the text is not the line's.
+        let e = add_named(ctx, def, name.as_bytes(), col);
+        e.map_err(|e| ParseError { column: col, ..e })?;
+    }
+    Ok(())
+}
+
 /// Parse a `function_events` definition: a line that is not blank,
 /// comment or removal (those are the caller's), comment removed.
 pub(crate) fn parse<R: Resolver>(
@@ -262,6 +456,20 @@ pub(crate) fn parse<R: Resolver>(
     out.fe_text.clear();
     listed!(out.fe_text, fst, "{}(", text::as_str(func))?;
 
+    let func_name = text::as_str(func);
+    // Named arguments are fetch arguments of an fprobe on the function.
+    let flags = Flags {
+        ret: exit,
+        fentry: !exit,
+        fprobe: true,
+        tpoint: false,
+        tevent: false,
+    };
+    let mut ctx = Ctx::new(r, flags, Some(func_name));
+    // Where the first named argument that reads a symbol (`@SYM`) is:
+    // symbols are resolved once all arguments are read.
+    let mut symbol_col = None;
+    let mut all_params = false;
     let mut b = Builder::new(out, exit);
     let mut slot: u32 = 0;
     let mut first_arg = true;
@@ -271,6 +479,31 @@ pub(crate) fn parse<R: Resolver>(
                 listed!(b.def.fe_text, p.pos, ", ")?;
             }
             first_arg = false;
+            p.skip_space();
+            if named_arg_at(line, p.pos) {
+                // Named arguments take no position: the 2018 ones around
+                // them count parameters as if they were not there.
+                let ast = p.pos;
+                let end = named_arg_end(&mut p)?;
+                let arg = text::mid(line, ast, end);
+                listed!(b.def.fe_text, ast, "{}", text::as_str(arg))?;
+                if arg == b"..." {
+                    if all_params {
+                        return Err(function_error(ErrorCode::FeAllTwice, ast));
+                    }
+                    all_params = true;
+                    add_all_params(&mut ctx, b.def, ast)?;
+                } else {
+                    if symbol_col.is_none() && text::find(arg, b'@').is_some() {
+                        symbol_col = Some(ast);
+                    }
+                    add_named(&mut ctx, b.def, arg, ast)?;
+                }
+                if p.eat(b',') {
+                    continue;
+                }
+                break;
+            }
             // One ARG: NULL or alternatives separated by '|'.
             let save = p.pos;
             let (wst, w) = p.word();
@@ -368,27 +601,89 @@ pub(crate) fn parse<R: Resolver>(
     if exit {
         p.skip_space();
         p.pos = p.pos.saturating_add(2); // "->"
-        let ty = parse_type(&mut p)?;
-        let (nst, name) = p.word();
-        if name.is_empty() {
-            return Err(function_error(ErrorCode::FeNoField, nst));
+        p.skip_space();
+        if named_arg_at(line, p.pos) {
+            // `-> NAME[:TYPE]`: the return value, typed from BTF unless a
+            // type is given, compiled as `NAME=$retval[:TYPE]`.
+            let nst = p.pos;
+            let end = named_arg_end(&mut p)?;
+            let arg = text::mid(line, nst, end);
+            let name_len = arg.iter().position(|&c| c == b':').unwrap_or(arg.len());
+            let name = head(arg, name_len);
+            if name.is_empty() {
+                return Err(function_error(ErrorCode::FeNoField, nst));
+            }
+            if !text::is_good_name(name) {
+                return Err(function_error(ErrorCode::BadArgName, nst));
+            }
+            listed!(b.def.fe_text, nst, " -> {}", text::as_str(arg))?;
+            const RETVAL: &str = "=$retval";
+            let mut fetcharg: Str<{ crate::lang::MAX_ARGSTR_CAP + 48 }> = Str::new();
+            arg_text!(
+                fetcharg,
+                nst,
+                "{}{}{}",
+                text::as_str(name),
+                RETVAL,
+                text::as_str(tail(arg, name_len))
+            )?;
+            let i = b.def.nargs;
+            ctx.offset = 0;
+            fetch::parse_probe_arg(&mut ctx, b.def, i, fetcharg.as_bytes()).map_err(|e| {
+                // Offsets past the name are in the `:TYPE` part, which
+                // `=$retval` moved.
+                let offset = if e.offset > name_len {
+                    e.offset.saturating_sub(RETVAL.len()).max(name_len)
+                } else {
+                    e.offset
+                };
+                arg_error(AErr { offset, ..e }, nst)
+            })?;
+            let reserved = is_reserved_field(name, Fields::Function);
+            if reserved {
+                b.def.nargs = i;
+                return Err(function_error(ErrorCode::UsedArgName, nst));
+            }
+        } else {
+            parse_exit_2018(&mut p, &mut b)?;
         }
-        if !text::is_good_name(name) {
-            return Err(function_error(ErrorCode::BadArgName, nst));
-        }
-        let mut piece: Str<128> = Str::new();
-        arg_text!(piece, nst, "{} {}", TypeText(ty), text::as_str(name))?;
-        let mut inds = [(0usize, Ind::Off(0)); 32];
-        let ni = parse_inds(&mut p, &mut inds, &mut piece, nst)?;
-        listed!(b.def.fe_text, nst, " -> {}", piece)?;
-        let prog = compile(Load::RetVal, ty, text::head(&inds, ni))?;
-        b.add(name, nst, ty, prog, piece.as_str())?;
     }
     if p.peek() != 0 {
         return Err(function_error(ErrorCode::FeTrailing, p.pos));
+    }
+    if let Some(col) = symbol_col {
+        match fetch::resolve_symbols(r, b.def) {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(ParseError {
+                    errno: errno::ENOENT,
+                    ..function_error(ErrorCode::BadProbeAddr, col)
+                })
+            }
+            Err(()) => return Err(function_error(ErrorCode::FailRegProbe, col)),
+        }
     }
     if r.function_exists(None, text::as_str(func)) == Some(false) {
         return Err(function_error(ErrorCode::BadProbeAddr, fst));
     }
     Ok(())
+}
+
+/// The 2018-style return value: `-> TYPE NAME INDIRECT`.
+fn parse_exit_2018(p: &mut Cursor<'_>, b: &mut Builder<'_>) -> Result<(), ParseError> {
+    let ty = parse_type(p)?;
+    let (nst, name) = p.word();
+    if name.is_empty() {
+        return Err(function_error(ErrorCode::FeNoField, nst));
+    }
+    if !text::is_good_name(name) {
+        return Err(function_error(ErrorCode::BadArgName, nst));
+    }
+    let mut piece: Str<128> = Str::new();
+    arg_text!(piece, nst, "{} {}", TypeText(ty), text::as_str(name))?;
+    let mut inds = [(0usize, Ind::Off(0)); 32];
+    let ni = parse_inds(p, &mut inds, &mut piece, nst)?;
+    listed!(b.def.fe_text, nst, " -> {}", piece)?;
+    let prog = compile(Load::RetVal, ty, text::head(&inds, ni))?;
+    b.add(name, nst, ty, prog, piece.as_str())
 }

@@ -267,3 +267,146 @@ fn texts_that_do_not_fit_are_refused() {
     );
     assert_eq!((e.code, e.column), (ErrorCode::ArgTooLong, 16), "{e}");
 }
+
+// vfs_read(struct file *file, char *buf, size_t count, loff_t *pos) in the
+// test resolver's BTF: file and buf are pointers, count a u64 (size_t),
+// pos a pointer; it returns a signed 64-bit value.
+
+#[test]
+fn named_arguments_take_their_btf_types() {
+    let d = fe("vfs_read(file, count)");
+    assert_eq!(
+        fields_of(&d),
+        [
+            "unsigned long __parent_ip;\toffset:8;\tsize:8;\tsigned:0;",
+            "unsigned long __ip;\toffset:16;\tsize:8;\tsigned:0;",
+            "u64 file;\toffset:24;\tsize:8;\tsigned:0;",
+            "u64 count;\toffset:32;\tsize:8;\tsigned:0;",
+        ]
+    );
+    assert_eq!(
+        fmt_of(&d),
+        r#""%pS->%pS(file=%llx, count=%llu)", REC->__ip, REC->__parent_ip, REC->file, REC->count"#
+    );
+    // By name, not position: count is the third parameter.
+    assert_eq!(d.args()[0].program().load, Load::Arg(0));
+    assert_eq!(d.args()[1].program().load, Load::Arg(2));
+    assert_eq!(canon_of(&d), "vfs_read(file, count)");
+    // Members, a name of one's own, a type of one's own.
+    let d = fe("vfs_read(file->f_mode, flags=file->f_flags:x32, pos:x64)");
+    let names: Vec<_> = d.args().iter().map(|a| a.name().to_string()).collect();
+    assert_eq!(names, ["f_mode", "flags", "pos"]);
+    assert_eq!(d.args()[1].fetch_type(), FetchType::X32);
+    assert_eq!(
+        canon_of(&d),
+        "vfs_read(file->f_mode, flags=file->f_flags:x32, pos:x64)"
+    );
+}
+
+#[test]
+fn named_and_positional_arguments_mix() {
+    // Named arguments take no position: x64 file is the first parameter,
+    // NULL skips buf, u64 n is the third.
+    let d = fe("vfs_read(x64 file, pos, NULL, u64 n)");
+    let loads: Vec<_> = d.args().iter().map(|a| a.program().load).collect();
+    assert_eq!(loads, [Load::Arg(0), Load::Arg(3), Load::Arg(2)]);
+    // One name twice is refused, whichever form each has.
+    let e = err_of(Control::FunctionEvents, "vfs_read(x64 file, file)");
+    assert_eq!((e.code, e.column), (ErrorCode::UsedArgName, 19));
+    // The function event's own fields are not names to take.
+    let e = err_of(Control::FunctionEvents, "vfs_read(__ip=file)");
+    assert_eq!((e.code, e.column), (ErrorCode::UsedArgName, 9));
+}
+
+#[test]
+fn every_parameter() {
+    let d = fe("vfs_read(...)");
+    let names: Vec<_> = d.args().iter().map(|a| a.name().to_string()).collect();
+    assert_eq!(names, ["file", "buf", "count", "pos"]);
+    assert_eq!(canon_of(&d), "vfs_read(...)");
+    let d2 = fe(&canon_of(&d));
+    assert!(d.view().same_as(&d2.view()));
+    // With more after it; twice is refused at the second.
+    let d = fe("vfs_read(..., file->f_mode)");
+    assert_eq!(d.args().len(), 5);
+    let e = err_of(Control::FunctionEvents, "vfs_read(..., ...)");
+    assert_eq!((e.code, e.column), (ErrorCode::FeAllTwice, 14));
+    // $argN takes the parameter's name, as on an fprobe.
+    let d = fe("vfs_read($arg3, $arg2:x32)");
+    let names: Vec<_> = d.args().iter().map(|a| a.name().to_string()).collect();
+    assert_eq!(names, ["count", "buf"]);
+    assert_eq!(d.args()[0].program().load, Load::Arg(2));
+    let d = fe("ip_rcv($arg2)");
+    assert_eq!(d.args()[0].name(), "arg2");
+    // Member chains are named by their last member; two alike need a
+    // name of their own.
+    let d = fe("vfs_read(file->f_inode->i_ino, i=file->f_inode->i_ino:u32)");
+    let names: Vec<_> = d.args().iter().map(|a| a.name().to_string()).collect();
+    assert_eq!(names, ["i_ino", "i"]);
+    let line = "vfs_read(file->f_mode, file->f_mode)";
+    let e = err_of(Control::FunctionEvents, line);
+    assert_eq!((e.code, e.column), (ErrorCode::UsedArgName, 23));
+    // Without BTF there are no parameters to name.
+    let e = err_of(Control::FunctionEvents, "ip_rcv(...)");
+    assert_eq!((e.code, e.column, e.errno), (ErrorCode::NosupBtfarg, 7, 95));
+}
+
+#[test]
+fn named_return_values() {
+    let d = fe("vfs_read(file, count) -> ret");
+    assert_eq!(d.kind(), ProbeKind::FunctionExit);
+    assert_eq!(d.event(), "vfs_read__exit");
+    let last = d.args().last().unwrap();
+    assert_eq!(last.name(), "ret");
+    assert_eq!(last.program().load, Load::RetVal);
+    assert_eq!(last.fetch_type(), FetchType::S64);
+    // Entry parameters are saved at entry for the exit event.
+    assert_eq!(d.args()[0].program().load, Load::EntryData(0));
+    assert_eq!(d.entry_args(), [0, 2]);
+    assert_eq!(canon_of(&d), "vfs_read(file, count) -> ret");
+    let d = fe("vfs_read(file) -> ret:x64");
+    assert_eq!(d.args().last().unwrap().fetch_type(), FetchType::X64);
+    // The 2018 form is unchanged beside it.
+    let d = fe("vfs_read(file) -> s64 ret");
+    assert_eq!(d.args().last().unwrap().fetch_type(), FetchType::S64);
+    // A bad type's caret is on the type as written.
+    let line = "vfs_read(file) -> ret:zz";
+    let e = err_of(Control::FunctionEvents, line);
+    assert_eq!(
+        (e.code, e.column),
+        (ErrorCode::BadType, line.find("zz").unwrap())
+    );
+}
+
+#[test]
+fn named_argument_errors_point_into_the_line() {
+    let cases: &[(&str, ErrorCode)] = &[
+        // A parameter BTF does not have.
+        ("vfs_read(nosuch)", ErrorCode::NoBtfarg),
+        // A member it does not have: the caret at the member.
+        ("vfs_read(file->nosuch)", ErrorCode::NoBtfField),
+        ("vfs_read(file :u32)", ErrorCode::FeSpaceInArg),
+        ("vfs_read(file->f_mode:zz)", ErrorCode::BadType),
+    ];
+    for (line, code) in cases {
+        let e = err_of(Control::FunctionEvents, line);
+        assert_eq!(e.code, *code, "{line}");
+        assert_eq!(e.subsystem, Subsystem::Function, "{line}");
+        let want = match code {
+            ErrorCode::NoBtfarg => line.find("nosuch").unwrap(),
+            ErrorCode::NoBtfField => line.find("nosuch").unwrap(),
+            ErrorCode::FeSpaceInArg => line.find(" :").unwrap(),
+            _ => line.find("zz").unwrap(),
+        };
+        assert_eq!(e.column, want, "{line}");
+    }
+    // Lines of the 2018 grammar keep their errors.
+    for (line, code, col) in [
+        ("ip_rcv(x64)", ErrorCode::FeNoField, 10),
+        ("ip_rcv(x64 skb, x86 dev)", ErrorCode::BadType, 16),
+        ("ip_rcv(x86[6] dev)", ErrorCode::BadType, 7),
+    ] {
+        let e = err_of(Control::FunctionEvents, line);
+        assert_eq!((e.code, e.column), (code, col), "{line}");
+    }
+}
