@@ -32,8 +32,8 @@ struct trace_event_call;
 struct dynprobe_kernel_symbols {
 	/*
 	 * Which functions were resolved: call them, through their stubs,
-	 * only then. All are required but tracing_reset_all_online_cpus,
-	 * rethook_find_ret_addr and ftrace_graph_ret_addr.
+	 * only then. The load fails without one of the required ones; the
+	 * optional ones are marked OPTIONAL in src/sys/kernel_symbols.rs.
 	 */
 	struct {
 		bool kallsyms_lookup_name;
@@ -42,6 +42,7 @@ struct dynprobe_kernel_symbols {
 		bool tracing_log_err;
 		bool kallsyms_on_each_match_symbol;
 		bool module_kallsyms_on_each_symbol;
+		bool kallsyms_on_each_symbol;
 		bool tracing_reset_all_online_cpus;
 		bool rethook_find_ret_addr;
 		bool ftrace_graph_ret_addr;
@@ -125,6 +126,14 @@ int dynprobe_call_module_kallsyms_on_each_symbol(const char *modname,
 						 int (*fn)(void *, const char *,
 							   unsigned long),
 						 void *data);
+/*
+ * kernel/kallsyms.c: every symbol of the kernel image, for the function
+ * lists of f lines (`vfs_*,!vfs_fsync*`), which fprobe's own glob takes
+ * only one of. Optional: call it only if dynprobe_ksyms has it.
+ */
+int dynprobe_call_kallsyms_on_each_symbol(int (*fn)(void *, const char *,
+						    unsigned long),
+					  void *data);
 /*
  * kernel/trace/trace.c: after events are removed, empties the ring
  * buffers that hold their records (the tracing core marks them), as the

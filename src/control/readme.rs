@@ -42,6 +42,7 @@ lists them. Errors are reported in the tracing error_log.
 \t   Format: p[:[<group>/][<event>]] <place> [<args>]
 \t           r[maxactive][:[<group>/][<event>]] <place> [<args>]
 \t           f[:[<group>/][<event>]] <func-name>[%return] [<args>]
+\t           f:[<group>/]<event> <func-name>[,[!]<func-name>...][:entry|:exit] [<args>]
 \t           t[:[<group>/][<event>]] <tracepoint> [<args>]
 ";
 

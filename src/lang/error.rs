@@ -179,6 +179,13 @@ error_codes! {
         NoMatchingType = C(NO_MATCHING_TYPE, "No matching dynamic event type"),
         FeSpaceInArg = C(FE_SPACE_IN_ARG, "A named argument is one word: no space inside"),
         FeAllTwice = C(FE_ALL_TWICE, "'...' can be used only once"),
+        FlistEmptyItem = C(FLIST_EMPTY_ITEM, "Empty item in the function list"),
+        FlistBadItem = C(FLIST_BAD_ITEM, "Invalid character in the function list"),
+        FlistOnlyExcluded = C(
+            FLIST_ONLY_EXCLUDED,
+            "The function list only excludes: name a function to probe"
+        ),
+        FlistNeedsEvent = C(FLIST_NEEDS_EVENT, "A function list needs an event name"),
     }
     /// The synthetic event parser's, `ERRORS` in
     /// `kernel/trace/trace_events_synth.c` (`SYNTH_ERR_*`).

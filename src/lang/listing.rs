@@ -48,7 +48,14 @@ impl DefView<'_> {
         }
         write!(w, ":{}/{} ", self.group(), self.event())?;
         self.write_listed_place(w)?;
-        w.write_str(info.place_suffix)?;
+        // A function list's exit is listed as it is written upstream.
+        let list_exit = self.kind == crate::lang::ProbeKind::FprobeExit
+            && crate::lang::is_function_list(self.symbol.as_bytes());
+        w.write_str(if list_exit {
+            ":exit"
+        } else {
+            info.place_suffix
+        })?;
         for a in self.args() {
             write!(w, " {}={}", a.name(), a.text())?;
         }

@@ -12,14 +12,14 @@ use core::ffi::CStr;
 use core::marker::PhantomPinned;
 use core::pin::Pin;
 
-use kernel::ffi::c_char;
+use kernel::ffi::{c_char, c_ulong};
 use kernel::prelude::*;
 use kernel::sync::global_lock;
 use kernel::types::Opaque;
 
 use super::Hook;
 use super::Place;
-use crate::lang::ProbeKind;
+use crate::lang::{is_function_list, FunctionList, ProbeKind};
 use crate::sys::bindings as b;
 
 /// An fprobe, or an entry probe on the shared ftrace_ops.
@@ -141,6 +141,25 @@ impl FprobeHook {
         let name = self.func.split_last().map_or(&[][..], |(_, n)| n);
         core::str::from_utf8(name).unwrap_or("?")
     }
+
+    /// For a function list, the addresses of the functions it takes now
+    /// (modules come and go between enables); `None` for one function or
+    /// glob.
+    fn list(&self) -> Result<Option<KVec<usize>>> {
+        let text = self.func.split_last().map_or(&[][..], |(_, n)| n);
+        if !is_function_list(text) {
+            return Ok(None);
+        }
+        let list = FunctionList::parse(text).map_err(|_| EINVAL)?;
+        let addrs = super::function_list::addresses(list).inspect_err(|e| {
+            pr_warn!("cannot list the functions of {}: {:?}\n", self.name(), e);
+        })?;
+        if addrs.is_empty() {
+            pr_warn!("no function to hook in {}\n", self.name());
+            return Err(ENOENT);
+        }
+        Ok(Some(addrs))
+    }
 }
 
 impl Hook for FprobeHook {
@@ -156,13 +175,17 @@ impl Hook for FprobeHook {
             return kernel::error::to_result(ret);
         }
         let func = self.func.as_ptr().cast::<c_char>();
+        let list = self.list()?;
         // SAFETY: the fprobe is set up and not registered (event_mutex
         // orders arm and disarm); `func` is NUL-terminated and outlives
-        // the registration. By name is a lookup; a glob scans every
-        // symbol.
+        // the registration; a list's addresses are read during the call.
+        // By name is a lookup; a glob scans every symbol.
         let ret = unsafe {
             let fp = core::ptr::addr_of_mut!((*probe).fp);
-            if is_glob(&self.func) {
+            if let Some(addrs) = &list {
+                // fprobe copies the addresses.
+                b::register_fprobe_ips(fp, addrs.as_ptr().cast_mut().cast(), addrs.len() as i32)
+            } else if is_glob(&self.func) {
                 b::register_fprobe(fp, func, core::ptr::null())
             } else {
                 let mut syms = [func];
@@ -267,6 +290,13 @@ pub(super) fn init() {
 /// of every function).
 pub(crate) fn function_traceable(func: &CStr) -> bool {
     let bytes = func.to_bytes();
+    if is_function_list(bytes) {
+        // A list is traceable when it takes a function ftrace can hook.
+        return FunctionList::parse(bytes)
+            .ok()
+            .and_then(|list| super::function_list::addresses(list).ok())
+            .is_some_and(|addrs| !addrs.is_empty());
+    }
     let mut glob = KVec::new();
     let mut addr = 0;
     if is_glob(bytes) {
@@ -282,16 +312,30 @@ pub(crate) fn function_traceable(func: &CStr) -> bool {
             return false;
         }
     }
+    if glob.is_empty() {
+        return address_traceable(addr);
+    }
     let _check = CHECK.lock();
     let ops = CHECK_OPS.0.get();
     // SAFETY: the ops is never registered and only used under `CHECK`;
     // the pattern is a writable NUL-terminated copy.
     let ret = unsafe {
-        let ret = if glob.is_empty() {
-            b::ftrace_set_filter_ip(ops, addr, 0, 1)
-        } else {
-            b::ftrace_set_filter(ops, glob.as_mut_ptr(), bytes.len() as i32, 1)
-        };
+        let ret = b::ftrace_set_filter(ops, glob.as_mut_ptr(), bytes.len() as i32, 1);
+        b::ftrace_free_filter(ops);
+        ret
+    };
+    ret == 0
+}
+
+/// Whether ftrace can hook the function at `addr` (a symbol's address),
+/// asked as [`function_traceable`] asks: in the filter of an ops that is
+/// never registered.
+pub(crate) fn address_traceable(addr: usize) -> bool {
+    let _check = CHECK.lock();
+    let ops = CHECK_OPS.0.get();
+    // SAFETY: the ops is never registered and only used under `CHECK`.
+    let ret = unsafe {
+        let ret = b::ftrace_set_filter_ip(ops, addr as c_ulong, 0, 1);
         b::ftrace_free_filter(ops);
         ret
     };

@@ -7,6 +7,7 @@
 pub(crate) mod compiled;
 mod eprobe;
 mod fprobe;
+mod function_list;
 pub(crate) mod hook;
 mod kprobe;
 mod module_waits;

@@ -54,6 +54,7 @@
 #ifdef CONFIG_KALLSYMS
 SAME_PROTOTYPE(kallsyms_lookup_name);
 SAME_PROTOTYPE(kallsyms_on_each_match_symbol);
+SAME_PROTOTYPE(kallsyms_on_each_symbol);
 #ifdef CONFIG_MODULES
 SAME_PROTOTYPE(module_kallsyms_on_each_symbol);
 #endif
@@ -140,6 +141,15 @@ dynprobe_call_kallsyms_on_each_match_symbol(int (*fn)(void *, unsigned long),
 	return redirect_missing("kallsyms_on_each_match_symbol", -EOPNOTSUPP);
 }
 NOKPROBE_SYMBOL(dynprobe_call_kallsyms_on_each_match_symbol);
+
+noinline __noipa int
+dynprobe_call_kallsyms_on_each_symbol(int (*fn)(void *, const char *,
+					       unsigned long),
+				      void *data)
+{
+	return redirect_missing("kallsyms_on_each_symbol", -EOPNOTSUPP);
+}
+NOKPROBE_SYMBOL(dynprobe_call_kallsyms_on_each_symbol);
 
 noinline __noipa int
 dynprobe_call_module_kallsyms_on_each_symbol(const char *modname,

@@ -141,6 +141,8 @@ resolved_symbols! {
         REQUIRED, "refusing non-unique probe symbols";
     function module_kallsyms_on_each_symbol via dynprobe_call_module_kallsyms_on_each_symbol,
         REQUIRED, "refusing non-unique module probe symbols";
+    function kallsyms_on_each_symbol via dynprobe_call_kallsyms_on_each_symbol, OPTIONAL,
+        "the function lists of f events";
     function tracing_reset_all_online_cpus via dynprobe_call_tracing_reset_all_online_cpus,
         OPTIONAL, "dropping the records of removed events";
     // Return probes whose return a kretprobe and the function graph both

@@ -9,6 +9,7 @@ use super::{
 use crate::lang::def::Definition;
 use crate::lang::error::{errno, ErrorCode};
 use crate::lang::fetch::{Ctx, Flags};
+use crate::lang::funclist::{is_function_list, is_glob, FunctionList};
 use crate::lang::kind::ProbeKind;
 use crate::lang::lexer::Words;
 use crate::lang::resolver::Resolver;
@@ -32,11 +33,26 @@ pub(super) fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
         }
         ev_pos = Some(2);
     }
-    // parse_symbol_and_return()
+    // parse_symbol_and_return(), and the `:entry`/`:exit` suffix of
+    // function lists (dynprobe's, as posted upstream for fprobe events);
+    // it is taken on any `f` place: with a `:`, the place named a
+    // function of a module, which `f` never found.
     let mut is_return = false;
+    let mut explicit_entry = false;
+    let argv1 = if is_tp {
+        argv1
+    } else if let Some(p) = argv1.strip_suffix(b":exit") {
+        is_return = true;
+        p
+    } else if let Some(p) = argv1.strip_suffix(b":entry") {
+        explicit_entry = true;
+        p
+    } else {
+        argv1
+    };
     let sym = match find(argv1, b'%') {
         Some(p) => {
-            if !is_tp && tail(argv1, p) == b"%return" {
+            if !is_tp && tail(argv1, p) == b"%return" && !is_return && !explicit_entry {
                 is_return = true;
             } else {
                 return Err(lerr(1, ErrorCode::BadAddrSuffix, p));
@@ -55,7 +71,7 @@ pub(super) fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
             if let Some(p) = text::find_sub(a, b"$retval") {
                 let nc = at(a, p + 7);
                 if !is_alnum(nc) && nc != b'_' {
-                    if is_tp {
+                    if is_tp || explicit_entry {
                         return Err(lerr(i, ErrorCode::RetvalOnProbe, p));
                     }
                     is_return = true;
@@ -68,11 +84,23 @@ pub(super) fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
     // function only when it registers the probe (trace_fprobe_verify_target(),
     // after the arguments): an empty name or one that is not UTF-8 waits
     // until then, with BTF asked about a name no function has.
+    let list = if !is_tp && is_function_list(sym) {
+        match FunctionList::parse(sym) {
+            Ok(l) => Some(l),
+            Err((offset, code)) => return Err(lerr(1, code, offset)),
+        }
+    } else {
+        None
+    };
     let named = set_symbol(out, sym, 1, false).is_ok();
     out.has_symbol = true;
     let mut have_event = false;
     if let Some(e) = ev_pos {
         have_event = parse_event_name(tail(argv0, e), e, out)?;
+    }
+    if list.is_some() && !have_event {
+        // No name to make one from: a list has many functions.
+        return Err(lerr(0, ErrorCode::FlistNeedsEvent, 0));
     }
     if !have_event {
         let s: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
@@ -103,7 +131,9 @@ pub(super) fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
         ProbeKind::FprobeEntry
     };
     let sym_copy: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
-    let funcname = if named {
+    // A list's functions have a BTF prototype each: none is the list's
+    // (BTF arguments are refused as for a function without BTF).
+    let funcname = if named && list.is_none() {
         sym_copy.as_str()
     } else {
         NO_SUCH_SYMBOL
@@ -113,10 +143,25 @@ pub(super) fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
     if is_return && out.n_entry.saturating_mul(8) > MAX_FPROBE_DATA_SIZE {
         return Err(lerr_no(2, ErrorCode::TooManyEargs, 0, errno::E2BIG));
     }
+    if let Some(list) = list {
+        // Each function named without a glob must exist, as a lone one
+        // must; then the list must take at least one.
+        let mut at = 0usize;
+        for item in list.text().split(|&c| c == b',') {
+            let plain = !item.starts_with(b"!") && !is_glob(item);
+            let name = core::str::from_utf8(item).unwrap_or(NO_SUCH_SYMBOL);
+            if plain && r.function_exists(None, name) == Some(false) {
+                return Err(lerr_no(1, ErrorCode::BadProbeAddr, at, errno::EINVAL));
+            }
+            at = at.saturating_add(item.len()).saturating_add(1);
+        }
+    }
     let exists = if !named {
         Some(false)
     } else if is_tp {
         r.tracepoint_exists(sym_copy.as_str())
+    } else if list.is_some() {
+        r.function_exists(None, sym_copy.as_str())
     } else if find(sym, b':').is_some() {
         // 7.2's fprobes match the name against kallsyms names, which
         // have no module prefix: `MOD:SYM` (or any ':') never matches.

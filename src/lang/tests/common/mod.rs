@@ -68,6 +68,10 @@ impl Resolver for FakeKernel {
         }
     }
     fn function_exists(&self, _m: Option<&str>, symbol: &str) -> Option<bool> {
+        if is_function_list(symbol.as_bytes()) {
+            let list = FunctionList::parse(symbol.as_bytes()).ok()?;
+            return Some(FUNCS.iter().any(|f| list.matches(f.as_bytes())));
+        }
         Some(FUNCS.contains(&symbol))
     }
     fn tracepoint_exists(&self, name: &str) -> Option<bool> {
