@@ -28,7 +28,7 @@ use crate::lang::{ErrorCode, LogEntry, Subsystem};
 use crate::sys::bindings as sys;
 
 /// How many own messages the table holds; more are not logged.
-const OWN_MESSAGES_MAX: usize = 32;
+const OWN_MESSAGES_MAX: usize = 64;
 
 // Every code the running kernel's table lacks has a slot of its own.
 const _: () = assert!(ErrorCode::ALL.len() - compat::KERNEL.errors().len() <= OWN_MESSAGES_MAX);

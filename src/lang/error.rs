@@ -186,6 +186,10 @@ error_codes! {
             "The function list only excludes: name a function to probe"
         ),
         FlistNeedsEvent = C(FLIST_NEEDS_EVENT, "A function list needs an event name"),
+        SeveralCopies = C(
+            SEVERAL_COPIES,
+            "Only compiler copies (.isra/.constprop) of this function exist, several: name one"
+        ),
     }
     /// The synthetic event parser's, `ERRORS` in
     /// `kernel/trace/trace_events_synth.c` (`SYNTH_ERR_*`).

@@ -94,8 +94,8 @@ pub use parse::{parse, write_command};
 pub use print::Symbolizer;
 pub use record::{Field, ProbeArg, TRACE_ENTRY_SIZE};
 pub use resolver::{
-    BtfError, BtfFunc, BtfMember, BtfType, FilterCheck, FuncEntry, NoResolver, Resolver,
-    SymbolCheck,
+    is_entry_copy_of, BtfError, BtfFunc, BtfMember, BtfType, Copies, FilterCheck, FuncEntry,
+    NoResolver, Resolver, SymbolCheck,
 };
 pub use synth::{
     is_synth_line, parse_synth, synth_command_text, synth_error, SynthCommand, SynthDef,

@@ -8,6 +8,7 @@
 //! names fail with `NO_BTF_ENTRY`, `@SYM` fails with `BAD_PROBE_ADDR`).
 
 use crate::lang::kernels::{KernelFacts, LINUX_7_2};
+use crate::lang::text::Str;
 use crate::lang::types::EventField;
 
 /// Result of counting the symbols a probe names.
@@ -20,6 +21,49 @@ pub enum SymbolCheck {
     NotFound,
     /// Several symbols share the name.
     NotUnique,
+}
+
+/// The compiler's copies of a function whose own name has no symbol
+/// ([`is_entry_copy_of`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Copies {
+    /// None.
+    None,
+    /// Exactly one: its name was written out.
+    One,
+    /// Several (e.g. `.isra.0` and `.constprop.0`): which one is meant is
+    /// the user's to say.
+    Several,
+}
+
+/// Whether `name` is one of the copies GCC makes of the function `base`
+/// that keep its entry: `base` followed by one or more `.isra.N` and
+/// `.constprop.N` (interprocedural scalar replacement, constant
+/// propagation). `.part.N` (a part split out) and `.cold` (the unlikely
+/// path) start inside the function, not at its entry, and are not.
+pub fn is_entry_copy_of(name: &[u8], base: &[u8]) -> bool {
+    let Some(rest) = name.strip_prefix(base) else {
+        return false;
+    };
+    if rest.is_empty() {
+        return false;
+    }
+    let mut words = rest.split(|&c| c == b'.');
+    // `rest` starts with the '.' after `base`.
+    if words.next() != Some(&b""[..]) {
+        return false;
+    }
+    loop {
+        match words.next() {
+            None => return true,
+            Some(b"isra" | b"constprop") => {}
+            Some(_) => return false,
+        }
+        match words.next() {
+            Some(n) if !n.is_empty() && n.iter().all(u8::is_ascii_digit) => {}
+            _ => return false,
+        }
+    }
 }
 
 /// Whether a kprobe address is a function entry (`kprobe_on_func_entry`).
@@ -103,6 +147,18 @@ pub trait Resolver {
     /// Address of a kernel symbol (`kallsyms_lookup_name`), for `@SYM`.
     fn symbol_address(&self, _name: &str) -> Option<u64> {
         None
+    }
+
+    /// For a function name no symbol has: the copies the compiler made of
+    /// it that keep its entry ([`is_entry_copy_of`]), in the kernel image
+    /// or in `module`; the name of the one copy goes to `out`.
+    fn entry_copies(
+        &self,
+        _module: Option<&str>,
+        _symbol: &str,
+        _out: &mut Str<{ crate::lang::SYMBOL_CAP }>,
+    ) -> Copies {
+        Copies::None
     }
 
     /// Validate a kprobe target symbol (`MOD:SYM` has `module`).

@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The functions an `f` line's function list takes
-//! ([`crate::lang::FunctionList`]): every symbol of the kernel image and of
-//! the loaded modules that the list matches and ftrace can hook, by
-//! address, for `register_fprobe_ips()`. fprobe's own pattern
-//! (`register_fprobe()`) takes one glob and one exclusion; a list has any
-//! number of each.
+//! Walks of the kernel's symbols: the functions an `f` line's function
+//! list takes ([`crate::lang::FunctionList`]), every symbol of the kernel
+//! image and of the loaded modules that the list matches and ftrace can
+//! hook, by address, for `register_fprobe_ips()` (fprobe's own pattern,
+//! `register_fprobe()`, takes one glob and one exclusion; a list has any
+//! number of each); and the compiler's copies of a function whose own
+//! name has no symbol ([`entry_copies`]).
 
 use core::ffi::c_void;
 
 use kernel::ffi::{c_char, c_int, c_ulong};
 use kernel::prelude::*;
 
-use crate::lang::{sort_dedup, FunctionList};
+use crate::lang::{is_entry_copy_of, sort_dedup, Copies, FunctionList, Str};
 use crate::sys::bindings as b;
 
 /// The most functions one list may take: what the kernel's `f` takes
@@ -88,4 +89,82 @@ pub(crate) fn addresses(list: FunctionList<'_>) -> Result<KVec<usize>> {
     addrs.truncate(distinct);
     addrs.retain(|a| super::fprobe::address_traceable(*a));
     Ok(addrs)
+}
+
+/// What a walk for the compiler's copies of one function finds.
+struct CopyWalk<'a> {
+    base: &'a [u8],
+    /// The first copy: its address and name.
+    first: Option<(usize, KVec<u8>)>,
+    /// Another copy (another name or address) was seen.
+    several: bool,
+}
+
+/// A kallsyms walk's callback for [`entry_copies`].
+///
+/// # Safety
+///
+/// `data` is a live `CopyWalk` used by nothing else during the call;
+/// `name` is NUL-terminated.
+unsafe extern "C" fn find_copy(data: *mut c_void, name: *const c_char, addr: c_ulong) -> c_int {
+    // SAFETY: per the function's contract.
+    let (w, name) = unsafe { (&mut *data.cast::<CopyWalk<'_>>(), CStr::from_char_ptr(name)) };
+    let name = name.to_bytes();
+    if !is_entry_copy_of(name, w.base) {
+        return 0;
+    }
+    match &w.first {
+        None => {
+            let mut copy = KVec::new();
+            if copy.extend_from_slice(name, GFP_KERNEL).is_err() {
+                // Cannot name it: as good as ambiguous.
+                w.several = true;
+                return 1;
+            }
+            w.first = Some((addr, copy));
+            0
+        }
+        // An alias of the first copy.
+        Some((a, n)) if *a == addr && n.as_slice() == name => 0,
+        Some(_) => {
+            w.several = true;
+            1
+        }
+    }
+}
+
+/// The copies GCC made of `base` that keep its entry (`base.isra.0`,
+/// `base.constprop.0`: [`is_entry_copy_of`]), in the kernel image and the
+/// loaded modules, or in `module`'s; the one copy's name goes to `out`.
+pub(crate) fn entry_copies(
+    module: Option<&core::ffi::CStr>,
+    base: &[u8],
+    out: &mut Str<{ crate::lang::SYMBOL_CAP }>,
+) -> Copies {
+    let mut w = CopyWalk {
+        base,
+        first: None,
+        several: false,
+    };
+    let data = core::ptr::from_mut(&mut w).cast::<c_void>();
+    // SAFETY: `find_copy` reads `data` as the `CopyWalk` above, which
+    // outlives both walks; the flags are set once at load. The walks may
+    // sleep, as the parser's callers may.
+    unsafe {
+        if module.is_none() && b::dynprobe_ksyms.have.kallsyms_on_each_symbol {
+            b::dynprobe_call_kallsyms_on_each_symbol(Some(find_copy), data);
+        }
+        if !w.several {
+            let m = module.map_or(core::ptr::null(), |m| m.as_char_ptr());
+            b::dynprobe_call_module_kallsyms_on_each_symbol(m, Some(find_copy), data);
+        }
+    }
+    match (w.several, w.first) {
+        (true, _) => Copies::Several,
+        (false, None) => Copies::None,
+        (false, Some((_, name))) => match core::str::from_utf8(&name) {
+            Ok(name) if core::fmt::Write::write_str(out, name).is_ok() => Copies::One,
+            _ => Copies::None,
+        },
+    }
 }

@@ -12,8 +12,8 @@ use kernel::prelude::*;
 
 use crate::lang::btf::{build_index, build_index_split, index_len, index_len_split};
 use crate::lang::{
-    Btf, BtfError, BtfFunc, BtfMember, BtfType, EventField, FilterCheck, FuncEntry, Resolver,
-    SymbolCheck,
+    Btf, BtfError, BtfFunc, BtfMember, BtfType, Copies, EventField, FilterCheck, FuncEntry,
+    Resolver, Str, SymbolCheck,
 };
 use crate::sys::bindings as b;
 use crate::sys::{kernel_symbols, trace_array};
@@ -458,6 +458,23 @@ impl Resolver for KernelResolver {
         } else {
             addr
         })
+    }
+
+    fn entry_copies(
+        &self,
+        module: Option<&str>,
+        symbol: &str,
+        out: &mut Str<{ crate::lang::SYMBOL_CAP }>,
+    ) -> Copies {
+        let module_name = match module {
+            Some(m) => match SymbolName::new(m) {
+                Some(m) => Some(m),
+                None => return Copies::None,
+            },
+            None => None,
+        };
+        let module = module_name.as_ref().map(SymbolName::c_str);
+        crate::probe::function_list::entry_copies(module, symbol.as_bytes(), out)
     }
 
     fn check_probe_symbol(&self, module: Option<&str>, symbol: &str) -> SymbolCheck {

@@ -4,7 +4,8 @@
 
 use super::args::parse_args;
 use super::{
-    finish, lerr, lerr_no, parse_event_name, set_symbol, LResult, Outcome, NO_SUCH_SYMBOL,
+    finish, lerr, lerr_no, parse_event_name, set_symbol, take_entry_copy, LResult, Outcome,
+    NO_SUCH_SYMBOL,
 };
 use crate::lang::def::Definition;
 use crate::lang::error::{errno, ErrorCode};
@@ -130,6 +131,18 @@ pub(super) fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
     } else {
         ProbeKind::FprobeEntry
     };
+    // Where the compiler kept only its copies of the function
+    // (`NAME.isra.0`), the one copy is the place; the event keeps the
+    // name as written.
+    if named
+        && !is_tp
+        && list.is_none()
+        && !is_glob(sym)
+        && find(sym, b':').is_none()
+        && r.function_exists(None, out.symbol.as_str()) == Some(false)
+    {
+        take_entry_copy(r, out, 1)?;
+    }
     let sym_copy: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
     // A list's functions have a BTF prototype each: none is the list's
     // (BTF arguments are refused as for a function without BTF).

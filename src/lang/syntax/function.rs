@@ -31,7 +31,7 @@ use crate::lang::fetch::{self, AErr, Ctx, Flags};
 use crate::lang::funcev_compile::{compile, Builder, Ind, Ty};
 use crate::lang::kind::ProbeKind;
 use crate::lang::lexer::Cursor;
-use crate::lang::resolver::Resolver;
+use crate::lang::resolver::{Copies, Resolver};
 use crate::lang::text::{self, at, head, is_alnum, is_alpha, is_digit, is_space, tail, Str};
 use crate::lang::text::{is_reserved_field, Fields};
 use crate::lang::types::{FetchType, Load};
@@ -456,7 +456,29 @@ pub(crate) fn parse<R: Resolver>(
     out.fe_text.clear();
     listed!(out.fe_text, fst, "{}(", text::as_str(func))?;
 
-    let func_name = text::as_str(func);
+    // Where the compiler kept only its copies of the function
+    // (`NAME.isra.0`), the one copy is the place; the event keeps the
+    // name as written, and BTF (the copy has none) names no parameter.
+    // A missing function is refused after the arguments, whose errors
+    // come first.
+    let mut copy: Str<{ crate::lang::SYMBOL_CAP }> = Str::new();
+    let mut missing = None;
+    if r.function_exists(None, text::as_str(func)) == Some(false) {
+        match r.entry_copies(None, text::as_str(func), &mut copy) {
+            Copies::One => {
+                if out.symbol.set(copy.as_str()).is_err() {
+                    return Err(function_error(ErrorCode::FeBadFunc, fst));
+                }
+            }
+            Copies::Several => missing = Some(ErrorCode::SeveralCopies),
+            Copies::None => missing = Some(ErrorCode::BadProbeAddr),
+        }
+    }
+    let func_name = if copy.is_empty() {
+        text::as_str(func)
+    } else {
+        copy.as_str()
+    };
     // Named arguments are fetch arguments of an fprobe on the function.
     let flags = Flags {
         ret: exit,
@@ -564,7 +586,7 @@ pub(crate) fn parse<R: Resolver>(
                             listed!(b.def.fe_text, nst, "{}", itext)?;
                             arg_text!(piece, nst, "{}", itext)?;
                             uses_slot = true;
-                            if param_elsewhere(r, func, name, slot) {
+                            if param_elsewhere(r, func_name.as_bytes(), name, slot) {
                                 return Err(function_error(ErrorCode::FeParamElsewhere, nst));
                             }
                             let load = b.param_load(slot, nst)?;
@@ -663,10 +685,10 @@ pub(crate) fn parse<R: Resolver>(
             Err(()) => return Err(function_error(ErrorCode::FailRegProbe, col)),
         }
     }
-    if r.function_exists(None, text::as_str(func)) == Some(false) {
-        return Err(function_error(ErrorCode::BadProbeAddr, fst));
+    match missing {
+        Some(code) => Err(function_error(code, fst)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The 2018-style return value: `-> TYPE NAME INDIRECT`.

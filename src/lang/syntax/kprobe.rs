@@ -2,7 +2,9 @@
 //! `p` and `r` lines: kprobes and kretprobes (`__trace_kprobe_create()`).
 
 use super::args::parse_args;
-use super::{finish, lerr, parse_event_name, set_symbol, LResult, Outcome, NO_SUCH_SYMBOL};
+use super::{
+    finish, lerr, parse_event_name, set_symbol, take_entry_copy, LResult, Outcome, NO_SUCH_SYMBOL,
+};
 use crate::lang::def::Definition;
 use crate::lang::error::ErrorCode;
 use crate::lang::fetch::{self, Ctx, Flags};
@@ -122,8 +124,16 @@ pub(super) fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
             }
         }
     }
+    // The event is named after the place as written, also when the
+    // place becomes a compiler copy of the function below.
+    let written: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
     if out.has_symbol && !not_utf8 {
         let mut maxactive = out.maxactive;
+        if r.check_probe_symbol(out.module(), out.symbol().unwrap_or("")) == SymbolCheck::NotFound {
+            // Where the compiler kept only its copies of the function
+            // (`NAME.isra.0`), the one copy is the place.
+            take_entry_copy(r, out, 1)?;
+        }
         let module = out.module();
         let plain = out.symbol().unwrap_or("");
         match r.check_probe_symbol(module, plain) {
@@ -183,10 +193,9 @@ pub(super) fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
     if !have_event {
         let c = if is_return { 'r' } else { 'p' };
         if out.has_symbol {
-            let sym: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
             text::set_default_event_name(
                 &mut out.event,
-                format_args!("{}_{}_{}", c, sym.as_str(), offset),
+                format_args!("{}_{}_{}", c, written.as_str(), offset),
             );
         } else {
             // `%c_0x%p` of the written address.

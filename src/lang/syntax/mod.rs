@@ -9,8 +9,8 @@ use crate::lang::error::{errno, ErrorCode, ParseError, Subsystem};
 use crate::lang::fetch::{self, AErr};
 use crate::lang::kind::Control;
 use crate::lang::lexer::{self, Words};
-use crate::lang::resolver::Resolver;
-use crate::lang::text::{self, at, find, head, tail};
+use crate::lang::resolver::{Copies, Resolver};
+use crate::lang::text::{self, at, find, head, tail, Str};
 use crate::lang::MAX_EVENT_NAME_LEN;
 use eprobe::create_eprobe;
 use fprobe::create_fprobe;
@@ -138,6 +138,32 @@ fn set_symbol(
         0
     };
     Ok(())
+}
+
+/// A probed function that has no symbol of its own but one compiler copy
+/// that keeps its entry (`NAME.isra.0`, `NAME.constprop.0`): the place
+/// becomes the copy (`MOD:` kept), which the listing then shows, and BTF
+/// is asked about the copy, which has none (its parameters may differ
+/// from the prototype's). Several copies are refused at the place (word
+/// `idx`): the user names one. With none, nothing changes and the
+/// caller's own check refuses the name.
+fn take_entry_copy<R: Resolver>(r: &R, out: &mut Definition, idx: usize) -> Result<(), LErr> {
+    let mut copy: Str<{ crate::lang::SYMBOL_CAP }> = Str::new();
+    let written: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
+    let module_len = out.module_len;
+    let module = out.module();
+    match r.entry_copies(module, out.symbol().unwrap_or(""), &mut copy) {
+        Copies::None => Ok(()),
+        Copies::Several => Err(lerr(idx, ErrorCode::SeveralCopies, 0)),
+        Copies::One => {
+            let prefix = text::head(written.as_bytes(), module_len);
+            let mut full: Str<{ crate::lang::SYMBOL_CAP }> = Str::new();
+            full.push(text::as_str(prefix))
+                .and_then(|()| full.push(copy.as_str()))
+                .map_err(|()| lerr(idx, ErrorCode::BadProbeAddr, 0))?;
+            set_symbol(out, full.as_bytes(), idx, module_len > 0)
+        }
+    }
 }
 
 /// What BTF and kallsyms are asked for a probed name that is not UTF-8:

@@ -143,3 +143,64 @@ fn addresses_sort_once_each() {
         assert_eq!(&v[..k], &want[..], "n={n}");
     }
 }
+
+#[test]
+fn entry_copies_are_told_apart() {
+    for (name, base, want) in [
+        ("foo.isra.0", "foo", true),
+        ("foo.constprop.0", "foo", true),
+        ("foo.constprop.0.isra.0", "foo", true),
+        ("foo.isra.12", "foo", true),
+        ("foo.part.0", "foo", false),
+        ("foo.cold", "foo", false),
+        ("foo.isra.0.cold", "foo", false),
+        ("foo.isra", "foo", false),
+        ("foo.isra.x", "foo", false),
+        ("foo", "foo", false),
+        ("foobar.isra.0", "foo", false),
+        ("fo.isra.0", "foo", false),
+    ] {
+        assert_eq!(
+            is_entry_copy_of(name.as_bytes(), base.as_bytes()),
+            want,
+            "{name} of {base}"
+        );
+    }
+}
+
+#[test]
+fn a_function_with_one_copy_is_probed_there() {
+    // Every kind of probe on a name whose function the compiler kept
+    // only as one copy probes the copy; the event keeps the name written.
+    let d = def_of(Control::KprobeEvents, "p one_copy");
+    assert_eq!(d.symbol(), Some("one_copy.isra.0"));
+    assert_eq!(canon_of(&d), "p:kprobes/p_one_copy_0 one_copy.isra.0");
+    let d = def_of(Control::DynamicEvents, "f one_copy a=$arg1");
+    assert_eq!(d.symbol(), Some("one_copy.isra.0"));
+    assert_eq!(d.event(), "one_copy__entry");
+    let d = def_of(Control::FunctionEvents, "one_copy(x64 a)");
+    assert_eq!(d.symbol(), Some("one_copy.isra.0"));
+    assert_eq!(
+        (d.event(), canon_of(&d).as_str()),
+        ("one_copy", "one_copy(x64 a)")
+    );
+    // Several copies: the user names one, at the name's caret.
+    for (control, line, at) in [
+        (Control::KprobeEvents, "p two_copies", "two_copies"),
+        (Control::DynamicEvents, "f two_copies", "two_copies"),
+        (Control::FunctionEvents, "two_copies(x64 a)", "two_copies"),
+    ] {
+        let e = err_of(control, line);
+        assert_eq!(
+            (e.code, e.column),
+            (ErrorCode::SeveralCopies, line.find(at).unwrap()),
+            "{line}"
+        );
+    }
+    // Pieces that do not start at the entry are not copies of it.
+    let e = err_of(Control::KprobeEvents, "p split");
+    assert_eq!(e.code, ErrorCode::BadProbeAddr);
+    // A copy named as such is probed as before.
+    let d = def_of(Control::KprobeEvents, "p two_copies.isra.0");
+    assert_eq!(d.symbol(), Some("two_copies.isra.0"));
+}

@@ -24,6 +24,13 @@ const FUNCS: &[&str] = &[
     "queue_work_on",
     "SyS_openat",
     "__vfs_read",
+    // Compiler copies: one that keeps the entry, two of one function,
+    // and pieces that do not start at the entry.
+    "one_copy.isra.0",
+    "two_copies.isra.0",
+    "two_copies.constprop.0",
+    "split.part.0",
+    "split.cold",
 ];
 
 impl Resolver for FakeKernel {
@@ -65,6 +72,25 @@ impl Resolver for FakeKernel {
             SymbolCheck::NotUnique
         } else {
             SymbolCheck::NotFound
+        }
+    }
+    fn entry_copies(
+        &self,
+        _module: Option<&str>,
+        symbol: &str,
+        out: &mut Str<SYMBOL_CAP>,
+    ) -> Copies {
+        let mut copies = FUNCS
+            .iter()
+            .filter(|f| is_entry_copy_of(f.as_bytes(), symbol.as_bytes()));
+        match (copies.next(), copies.next()) {
+            (None, _) => Copies::None,
+            (Some(one), None) => {
+                // The parser hands an empty string.
+                let _ = std::fmt::Write::write_str(out, one);
+                Copies::One
+            }
+            _ => Copies::Several,
         }
     }
     fn function_exists(&self, _m: Option<&str>, symbol: &str) -> Option<bool> {
