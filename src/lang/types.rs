@@ -651,6 +651,11 @@ impl Program {
             .unwrap_or(&[])
     }
 
+    /// The dereferences' operations, two bits each, the first lowest.
+    pub(crate) fn deref_spaces(&self) -> u32 {
+        self.deref_spaces
+    }
+
     pub(crate) fn push_deref(&mut self, d: Deref) -> Result<(), ()> {
         let i = usize::from(self.nderefs);
         let slot = self.deref_offsets.get_mut(i).ok_or(())?;
