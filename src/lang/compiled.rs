@@ -6,25 +6,39 @@
 //! line (tens of KiB); a probe with three arguments needs a few hundred
 //! bytes of it. The language allocates nothing, so its owner sizes the
 //! storage ([`Definition::frozen_sizes`]), fills it from the definition
-//! ([`Definition::args`], [`Definition::entry_args`],
-//! [`Definition::write_frozen_text`]) and hands it to
-//! [`Definition::freeze`], which checks it and keeps the scalars beside it.
+//! ([`Definition::frozen_args`], [`Definition::frozen_derefs`],
+//! [`Definition::entry_args`], [`Definition::write_frozen_text`]) and
+//! hands it to [`Definition::freeze`], which checks it and keeps the
+//! scalars beside it.
+//!
+//! An argument keeps only what it uses: a [`CompactArg`] of a few words,
+//! whose name and text are a range of the definition's text and whose
+//! dereference offsets are a range of one list shared by all arguments,
+//! where the workspace's [`crate::lang::ProbeArg`] has room for the
+//! longest of each.
 
 use core::fmt::{self, Write};
 
 use crate::lang::def::Definition;
 use crate::lang::interp::{HeaderIps, Memory, Regs};
-use crate::lang::record::ProbeArg;
-use crate::lang::view::{DefView, Names, Scalars};
+use crate::lang::record::{CompactArg, CompactArgs};
+use crate::lang::view::{Args, DefView, Names, Scalars};
+use crate::lang::{
+    MAX_ARGSTR_CAP, MAX_DEREFS, MAX_EVENT_NAME_LEN, MAX_FUNCTION_TEXT, MAX_TRACE_ARGS, SYMBOL_CAP,
+};
 
 /// The variable-length parts of a compiled definition, in storage its
 /// owner allocated.
 pub trait Storage {
-    /// The arguments, as [`Definition::args`] gave them.
-    fn args(&self) -> &[ProbeArg];
+    /// The arguments, as [`Definition::frozen_args`] gave them.
+    fn args(&self) -> &[CompactArg];
+    /// The arguments' dereference offsets, as
+    /// [`Definition::frozen_derefs`] gave them.
+    fn derefs(&self) -> &[i64];
     /// The saved entry parameters, as [`Definition::entry_args`] gave them.
     fn entry_args(&self) -> &[u16];
-    /// The names, as [`Definition::write_frozen_text`] wrote them.
+    /// The names and the arguments' texts, as
+    /// [`Definition::write_frozen_text`] wrote them.
     fn text(&self) -> &str;
 }
 
@@ -33,18 +47,31 @@ pub trait Storage {
 pub struct FrozenSizes {
     /// Number of arguments.
     pub args: usize,
+    /// Number of dereference offsets, all arguments together.
+    pub derefs: usize,
     /// Number of saved entry parameters.
     pub entry_args: usize,
     /// Bytes of text.
     pub text: usize,
 }
 
+// A compiled argument places its name, text and dereferences with u16s:
+// the longest definition's text and dereferences fit them.
+const _: () = assert!(
+    2 * MAX_EVENT_NAME_LEN
+        + SYMBOL_CAP
+        + MAX_FUNCTION_TEXT
+        + MAX_TRACE_ARGS * (MAX_EVENT_NAME_LEN + MAX_ARGSTR_CAP + 1)
+        <= u16::MAX as usize
+);
+const _: () = assert!(MAX_TRACE_ARGS * MAX_DEREFS <= u16::MAX as usize);
+
 /// A compiled definition in storage sized to it.
 pub struct Compiled<S> {
     scalars: Scalars,
-    /// Where `group`, `event` and `symbol` end in the text; the function
-    /// event text is the rest.
-    ends: [usize; 3],
+    /// Where `group`, `event`, `symbol` and the function event text end in
+    /// the text; the arguments' names and texts are the rest.
+    ends: [u16; 4],
     store: S,
 }
 
@@ -59,44 +86,92 @@ impl Definition {
         ]
     }
 
+    /// Bytes of the four names.
+    fn frozen_names_len(&self) -> usize {
+        self.frozen_names()
+            .iter()
+            .fold(0, |n, s| n.saturating_add(s.len()))
+    }
+
     /// What [`Definition::freeze`] needs the storage to hold.
     pub fn frozen_sizes(&self) -> FrozenSizes {
+        let text = self.args().iter().fold(self.frozen_names_len(), |n, a| {
+            n.saturating_add(a.name.len()).saturating_add(a.text.len())
+        });
         FrozenSizes {
             args: self.args().len(),
+            derefs: self.frozen_derefs().count(),
             entry_args: self.entry_args().len(),
-            text: self.frozen_names().iter().map(|s| s.len()).sum(),
+            text,
         }
     }
 
-    /// Writes the names the compact form keeps, one after the other.
+    /// Writes the text the compact form keeps: the four names, then each
+    /// argument's name and text, one after the other.
     pub fn write_frozen_text<W: Write>(&self, w: &mut W) -> fmt::Result {
-        self.frozen_names().iter().try_for_each(|s| w.write_str(s))
+        self.frozen_names()
+            .iter()
+            .try_for_each(|s| w.write_str(s))?;
+        self.args().iter().try_for_each(|a| {
+            w.write_str(a.name())?;
+            w.write_str(a.text())
+        })
+    }
+
+    /// The compact arguments, their names and texts and their dereference
+    /// offsets placed where [`Definition::write_frozen_text`] and
+    /// [`Definition::frozen_derefs`] put them.
+    pub fn frozen_args(&self) -> impl Iterator<Item = CompactArg> + '_ {
+        let mut text_at = self.frozen_names_len();
+        let mut derefs_at = 0usize;
+        // Ends early where a place would not fit (never: see the
+        // assertions above), which `freeze` refuses.
+        self.args().iter().map_while(move |a| {
+            let c = a.compact(text_at, derefs_at)?;
+            text_at = text_at
+                .checked_add(a.name.len())?
+                .checked_add(a.text.len())?;
+            derefs_at = derefs_at.checked_add(a.prog.deref_offsets().len())?;
+            Some(c)
+        })
+    }
+
+    /// All arguments' dereference offsets, in order.
+    pub fn frozen_derefs(&self) -> impl Iterator<Item = i64> + '_ {
+        self.args()
+            .iter()
+            .flat_map(|a| a.prog.deref_offsets().iter().copied())
     }
 
     /// The compact form of this definition in `store`, which must hold
-    /// exactly what [`Definition::args`], [`Definition::entry_args`] and
+    /// exactly what [`Definition::frozen_args`],
+    /// [`Definition::frozen_derefs`], [`Definition::entry_args`] and
     /// [`Definition::write_frozen_text`] give; `None` when it does not.
     pub fn freeze<S: Storage>(&self, store: S) -> Option<Compiled<S>> {
-        let names = self.frozen_names();
-        let mut ends = [0usize; 3];
+        let text = store.text();
+        let mut ends = [0u16; 4];
         let mut at = 0usize;
-        for (i, name) in names.iter().enumerate() {
-            let end = at.checked_add(name.len())?;
-            if store.text().get(at..end)? != *name {
+        let mut next = |s: &str| -> Option<usize> {
+            let end = at.checked_add(s.len())?;
+            if text.get(at..end)? != s {
                 return None;
             }
-            if let Some(e) = ends.get_mut(i) {
-                *e = end;
-            }
             at = end;
+            Some(end)
+        };
+        for (name, end) in self.frozen_names().iter().zip(ends.iter_mut()) {
+            *end = u16::try_from(next(name)?).ok()?;
         }
-        let same_args = store.args().len() == self.args().len()
-            && store
-                .args()
-                .iter()
-                .zip(self.args())
-                .all(|(a, b)| a.is_same(b));
-        if at != store.text().len() || !same_args || store.entry_args() != self.entry_args() {
+        for a in self.args() {
+            next(a.name())?;
+            next(a.text())?;
+        }
+        let same = at == text.len()
+            && store.args().iter().copied().eq(self.frozen_args())
+            && store.args().len() == self.args().len()
+            && store.derefs().iter().copied().eq(self.frozen_derefs())
+            && store.entry_args() == self.entry_args();
+        if !same {
             return None;
         }
         Some(Compiled {
@@ -111,12 +186,12 @@ impl<S: Storage> Compiled<S> {
     /// The definition as every reader sees it.
     pub fn view(&self) -> DefView<'_> {
         let text = self.store.text();
-        let [g, e, s] = self.ends;
+        let [g, e, s, f] = self.ends.map(usize::from);
         let names = Names {
             group: text.get(..g).unwrap_or(""),
             event: text.get(g..e).unwrap_or(""),
             symbol: text.get(e..s).unwrap_or(""),
-            fe_text: text.get(s..).unwrap_or(""),
+            fe_text: text.get(s..f).unwrap_or(""),
         };
         self.view_with(names)
     }
@@ -148,10 +223,15 @@ impl<S: Storage> Compiled<S> {
     }
 
     fn view_with<'a>(&'a self, names: Names<'a>) -> DefView<'a> {
+        let args = CompactArgs {
+            args: self.store.args(),
+            text: self.store.text(),
+            derefs: self.store.derefs(),
+        };
         DefView::new(
             self.scalars,
             names,
-            self.store.args(),
+            Args::Compact(args),
             self.store.entry_args(),
         )
     }

@@ -8,7 +8,9 @@ use crate::lang::kind::ProbeKind;
 use crate::lang::record::ProbeArg;
 use crate::lang::text::Str;
 use crate::lang::types::{Load, Store};
-use crate::lang::view::{DefView, Names, RecordPlan, Scalars, Step, Steps, WordSource, MAX_STEPS};
+use crate::lang::view::{
+    Args, DefView, Names, RecordPlan, Scalars, Step, Steps, WordSource, MAX_STEPS,
+};
 use crate::lang::{MAX_EVENT_NAME_LEN, MAX_FUNCTION_TEXT, MAX_TRACE_ARGS, SYMBOL_CAP};
 
 /// What a line asks for.
@@ -110,7 +112,12 @@ impl Definition {
             symbol: self.symbol.as_str(),
             fe_text: self.fe_text.as_str(),
         };
-        DefView::new(self.scalars(), names, self.args(), self.entry_args())
+        DefView::new(
+            self.scalars(),
+            names,
+            Args::Workspace(self.args()),
+            self.entry_args(),
+        )
     }
 
     /// The scalars a view and the compiled form keep.

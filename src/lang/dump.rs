@@ -14,7 +14,7 @@
 
 use core::fmt::{self, Write};
 
-use crate::lang::record::ProbeArg;
+use crate::lang::record::{ArgView, FetchArg};
 use crate::lang::types::{DerefOp, Load, Space, Store};
 use crate::lang::view::DefView;
 
@@ -43,10 +43,9 @@ fn auto(space: Space) -> &'static str {
     }
 }
 
-fn write_program<W: Write>(a: &ProbeArg, w: &mut W) -> fmt::Result {
-    let p = a.program();
+fn write_program<W: Write>(a: ArgView<'_>, w: &mut W) -> fmt::Result {
     write!(w, "#  {}: ", a.name())?;
-    match p.load {
+    match *a.load() {
         Load::Reg(r) => write!(w, "REG({})", r.pt_regs_offset())?,
         Load::Stack(n) => write!(w, "STACK({n})")?,
         Load::StackPointer => w.write_str("STACKP")?,
@@ -76,7 +75,7 @@ fn write_program<W: Write>(a: &ProbeArg, w: &mut W) -> fmt::Result {
         }
         Load::None => w.write_str("NOP")?,
     }
-    for d in p.derefs() {
+    for d in a.derefs() {
         match d.op {
             DerefOp::Read(space) => write!(
                 w,
@@ -89,7 +88,7 @@ fn write_program<W: Write>(a: &ProbeArg, w: &mut W) -> fmt::Result {
         }
     }
     let size = a.fetch_type().size();
-    match p.store {
+    match *a.store() {
         Store::Raw => write!(w, " -> ST_RAW(size={size})")?,
         Store::Mem { space, offset } => write!(
             w,
@@ -105,15 +104,15 @@ fn write_program<W: Write>(a: &ProbeArg, w: &mut W) -> fmt::Result {
         )?,
         Store::SymStr { offset } => write!(w, " -> ST_SYMSTR(offset={offset},size={size})")?,
     }
-    if let Some(bf) = p.bitfield {
+    if let Some(bf) = a.bitfield() {
         write!(
             w,
             " -> MOD_BF(basesize={},lshift={},rshift={})",
             bf.basesize, bf.lshift, bf.rshift
         )?;
     }
-    if p.count > 0 {
-        write!(w, " -> LP_ARRAY({})", p.count)?;
+    if a.prog_count() > 0 {
+        write!(w, " -> LP_ARRAY({})", a.prog_count())?;
     }
     w.write_str(" -> END\n")
 }

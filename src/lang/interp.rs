@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The interpreter: runs the fetch programs and writes a record.
 
-use crate::lang::record::{ProbeArg, TRACE_ENTRY_SIZE};
+use crate::lang::record::{FetchArg, TRACE_ENTRY_SIZE};
 use crate::lang::text;
 use crate::lang::types::{Bitfield, Deref, DerefOp, Load, Reg, Space, Store};
-use crate::lang::view::{DefView, RecordPlan, Scalars, Step, Steps, WordSource};
+use crate::lang::view::{Args, DefView, RecordPlan, Scalars, Step, Steps, WordSource};
 
 /// Register and argument access at the probe point.
 pub trait Regs {
@@ -187,11 +187,9 @@ impl DefView<'_> {
         };
         self.write_header(rec, ips);
         let base = self.args_offset() as usize;
-        for a in self.args() {
-            let at = base.saturating_add(a.offset as usize);
-            if let Some(s) = rec.get_mut(at..at.saturating_add(a.ty.size() as usize)) {
-                put_le(s, load_value(a, regs));
-            }
+        match self.args {
+            Args::Workspace(args) => write_values(args.iter(), base, regs, rec),
+            Args::Compact(c) => write_values(c.iter(), base, regs, rec),
         }
         fixed_size
     }
@@ -234,10 +232,35 @@ impl DefView<'_> {
             cursor: fixed_size,
             string_max: self.string_max(),
         };
-        for a in self.args() {
-            run_arg(a, base, regs, mem, &mut d);
+        match self.args {
+            Args::Workspace(args) => {
+                for a in args {
+                    run_arg(a, base, regs, mem, &mut d);
+                }
+            }
+            Args::Compact(c) => {
+                for a in c.iter() {
+                    run_arg(&a, base, regs, mem, &mut d);
+                }
+            }
         }
         d.cursor
+    }
+}
+
+/// The arguments of a record of plain values, each written in place.
+#[inline]
+fn write_values<A: FetchArg>(
+    args: impl Iterator<Item = A>,
+    base: usize,
+    regs: &impl Regs,
+    rec: &mut [u8],
+) {
+    for a in args {
+        let at = base.saturating_add(a.offset() as usize);
+        if let Some(s) = rec.get_mut(at..at.saturating_add(a.fetch_type().size() as usize)) {
+            put_le(s, load_value(&a, regs));
+        }
     }
 }
 
@@ -251,8 +274,8 @@ fn word(source: WordSource, regs: &impl Regs) -> u64 {
     }
 }
 
-fn load_value(a: &ProbeArg, regs: &impl Regs) -> u64 {
-    match a.prog.load {
+fn load_value(a: &impl FetchArg, regs: &impl Regs) -> u64 {
+    match *a.load() {
         Load::Reg(r) => regs.reg(r),
         Load::Stack(n) => regs.stack_nth(n),
         Load::StackPointer => regs.stack_pointer(),
@@ -356,17 +379,17 @@ fn set_u32(d: &mut Dyn<'_>, at: usize, v: u32) {
     }
 }
 
-fn run_arg(a: &ProbeArg, base: usize, regs: &impl Regs, mem: &impl Memory, d: &mut Dyn<'_>) {
-    let prog = &a.prog;
-    let slot = base.saturating_add(a.offset as usize);
-    let size = a.ty.size() as usize;
-    let count = usize::from(prog.count.max(1));
+fn run_arg(a: &impl FetchArg, base: usize, regs: &impl Regs, mem: &impl Memory, d: &mut Dyn<'_>) {
+    let ty = a.fetch_type();
+    let slot = base.saturating_add(a.offset() as usize);
+    let size = ty.size() as usize;
+    let count = usize::from(a.prog_count().max(1));
 
     // Immediate and comm strings.
-    match prog.load {
+    match *a.load() {
         // Untyped, an event probe's `$comm` is the address the kernel's
         // records (which dynprobe does not disclose: 0).
-        Load::Comm if a.ty.is_string() => {
+        Load::Comm if ty.is_string() => {
             let c = mem.comm();
             let n = c.iter().position(|&b| b == 0).unwrap_or(c.len());
             let loc = store_bytes(d, text::head(&c, n));
@@ -390,12 +413,12 @@ fn run_arg(a: &ProbeArg, base: usize, regs: &impl Regs, mem: &impl Memory, d: &m
 
     let mut val = load_value(a, regs);
     let mut lval = val;
-    for dr in prog.derefs() {
+    for dr in a.derefs() {
         lval = val;
         match deref_step(mem, dr, val) {
             Ok(v) => val = v,
             Err(Fault) => {
-                if a.ty.is_string() {
+                if ty.is_string() {
                     let loc = d.loc(0);
                     for k in 0..count {
                         set_u32(d, slot + 4 * k, loc);
@@ -406,11 +429,11 @@ fn run_arg(a: &ProbeArg, base: usize, regs: &impl Regs, mem: &impl Memory, d: &m
         }
     }
 
-    match prog.store {
+    match *a.store() {
         Store::Raw => {
             if let Some(s) = d.out.get_mut(slot..slot + size) {
                 put_le(s, val);
-                if let Some(bf) = prog.bitfield {
+                if let Some(bf) = a.bitfield() {
                     apply_bf(s, bf);
                 }
             }
@@ -425,14 +448,14 @@ fn run_arg(a: &ProbeArg, base: usize, regs: &impl Regs, mem: &impl Memory, d: &m
                     let sp = resolve(mem, space, addr);
                     if mem.read(sp, addr, s).is_err() {
                         s.fill(0);
-                    } else if let Some(bf) = prog.bitfield {
+                    } else if let Some(bf) = a.bitfield() {
                         apply_bf(s, bf);
                     }
                 }
             }
         }
         Store::String { space, offset } => {
-            let last = prog.derefs().last();
+            let last = a.derefs().last();
             for k in 0..count {
                 let addr = if k == 0 {
                     Some(val.wrapping_add(offset as u64))

@@ -103,10 +103,10 @@ impl DefView<'_> {
             let Some(a) = self.args.get(i) else {
                 return false;
             };
-            let n = a.name.as_bytes();
+            let n = a.name().as_bytes();
             if text::head(word, n.len()) != n
                 || text::at(word, n.len()) != b'='
-                || text::tail(word, n.len().saturating_add(1)) != a.text.as_bytes()
+                || text::tail(word, n.len().saturating_add(1)) != a.text().as_bytes()
             {
                 return false;
             }
@@ -122,8 +122,8 @@ impl DefView<'_> {
         if self.args.len() != other.args.len() {
             return self.args.len().min(other.args.len()).saturating_add(1);
         }
-        for (i, (a, b)) in self.args().iter().zip(other.args()).enumerate() {
-            if a.ty != b.ty || a.count != b.count || a.name != b.name {
+        for (i, (a, b)) in self.args().zip(other.args()).enumerate() {
+            if a.fetch_type() != b.fetch_type() || a.count() != b.count() || a.name() != b.name() {
                 return i.saturating_add(1);
             }
         }
@@ -144,6 +144,6 @@ impl DefView<'_> {
             && self.args.len() == o.args.len()
             && self.size == o.size
             && self.entry_args() == o.entry_args()
-            && self.args().iter().zip(o.args()).all(|(a, b)| a.is_same(b))
+            && self.args().zip(o.args()).all(|(a, b)| a.is_same(&b))
     }
 }

@@ -31,8 +31,9 @@
 //! match parse(Control::KprobeEvents, line, &resolver, def) {
 //!     Ok(Command::Nothing) => {}
 //!     Ok(Command::Define) => {
-//!         // size, then fill: def.frozen_sizes(), def.args(),
-//!         // def.entry_args(), def.write_frozen_text(&mut w)
+//!         // size, then fill: def.frozen_sizes(), def.frozen_args(),
+//!         // def.frozen_derefs(), def.entry_args(),
+//!         // def.write_frozen_text(&mut w)
 //!         let compiled = def.freeze(storage)?;
 //!         let v = compiled.view();
 //!         // v.group(), v.event(), v.kind(), v.symbol(), v.offset(),
@@ -92,7 +93,7 @@ pub use kind::{Control, Family, JoinRefusal, KindInfo, ProbeKind, Site};
 pub use lexer::{cut_line, Cut};
 pub use parse::{parse, write_command};
 pub use print::Symbolizer;
-pub use record::{Field, ProbeArg, TRACE_ENTRY_SIZE};
+pub use record::{ArgView, CompactArg, Field, ProbeArg, TRACE_ENTRY_SIZE};
 pub use resolver::{
     is_entry_copy_of, BtfError, BtfFunc, BtfMember, BtfType, Copies, FilterCheck, FuncEntry,
     NoResolver, Resolver, SymbolCheck,
@@ -105,10 +106,10 @@ pub use synth::{
 pub use text::ByteWrite;
 pub use text::{first_nul, Str};
 pub use types::{
-    Bitfield, Deref, DerefOp, EventField, FetchType, FieldKind, Load, PrintKind, Program, Reg,
-    Space, Store, TextRange, MAX_DEREFS,
+    Bitfield, Deref, DerefOp, Derefs, EventField, FetchType, FieldKind, Load, PrintKind, Program,
+    Reg, Space, Store, TextRange, MAX_DEREFS,
 };
-pub use view::DefView;
+pub use view::{ArgViews, DefView};
 
 /// Most arguments of one event (`MAX_TRACE_ARGS`).
 pub const MAX_TRACE_ARGS: usize = 128;

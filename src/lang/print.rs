@@ -3,7 +3,7 @@
 
 use core::fmt::{self, Write};
 
-use crate::lang::record::{ProbeArg, TRACE_ENTRY_SIZE};
+use crate::lang::record::{ArgView, TRACE_ENTRY_SIZE};
 use crate::lang::text;
 use crate::lang::text::write_lossy;
 use crate::lang::types::{FetchType, PrintKind};
@@ -93,7 +93,7 @@ fn print_one<W: Write>(
 
 fn print_arg<W: Write>(
     def: &DefView<'_>,
-    a: &ProbeArg,
+    a: ArgView<'_>,
     rec: &[u8],
     function: bool,
     sym: &mut dyn Symbolizer,

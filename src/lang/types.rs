@@ -640,16 +640,20 @@ impl Program {
     }
 
     /// The dereference stages, in order.
-    pub fn derefs(&self) -> impl ExactSizeIterator<Item = Deref> + '_ {
-        let spaces = self.deref_spaces;
+    pub fn derefs(&self) -> Derefs<'_> {
+        Derefs::new(self.deref_offsets(), self.deref_spaces)
+    }
+
+    /// The dereferences' offsets, in order.
+    pub(crate) fn deref_offsets(&self) -> &[i64] {
         self.deref_offsets
-            .iter()
-            .take(usize::from(self.nderefs))
-            .enumerate()
-            .map(move |(i, &offset)| Deref {
-                op: DerefOp::from_bits(spaces.checked_shr(2 * i as u32).unwrap_or(0)),
-                offset,
-            })
+            .get(..usize::from(self.nderefs))
+            .unwrap_or(&[])
+    }
+
+    /// The dereferences' operations, two bits each, the first lowest.
+    pub(crate) fn deref_spaces(&self) -> u32 {
+        self.deref_spaces
     }
 
     pub(crate) fn push_deref(&mut self, d: Deref) -> Result<(), ()> {
@@ -661,3 +665,39 @@ impl Program {
         Ok(())
     }
 }
+
+/// The dereference stages of a program, from their offsets and their
+/// packed operations: how a [`Program`] and a compiled argument, whose
+/// offsets are in its definition's shared list, both give them.
+#[derive(Clone, Debug)]
+pub struct Derefs<'a> {
+    offsets: core::slice::Iter<'a, i64>,
+    /// The next stage's operation in the two lowest bits.
+    ops: u32,
+}
+
+impl<'a> Derefs<'a> {
+    pub(crate) fn new(offsets: &'a [i64], ops: u32) -> Derefs<'a> {
+        Derefs {
+            offsets: offsets.iter(),
+            ops,
+        }
+    }
+}
+
+impl Iterator for Derefs<'_> {
+    type Item = Deref;
+
+    fn next(&mut self) -> Option<Deref> {
+        let offset = *self.offsets.next()?;
+        let op = DerefOp::from_bits(self.ops);
+        self.ops >>= 2;
+        Some(Deref { op, offset })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.offsets.size_hint()
+    }
+}
+
+impl ExactSizeIterator for Derefs<'_> {}

@@ -8,7 +8,7 @@
 use core::fmt::{self, Write};
 
 use crate::lang::kind::ProbeKind;
-use crate::lang::record::{Field, ProbeArg, TRACE_ENTRY_SIZE};
+use crate::lang::record::{ArgView, CompactArgs, Field, ProbeArg, TRACE_ENTRY_SIZE};
 use crate::lang::types::{FetchType, Reg, Space};
 
 /// What a definition is besides its names, arguments and saved
@@ -166,6 +166,55 @@ impl Names<'_> {
     };
 }
 
+/// A definition's arguments in the form it keeps them.
+#[derive(Clone, Copy)]
+pub(crate) enum Args<'a> {
+    /// The parser's workspace's.
+    Workspace(&'a [ProbeArg]),
+    /// A compiled definition's.
+    Compact(CompactArgs<'a>),
+}
+
+impl<'a> Args<'a> {
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Args::Workspace(a) => a.len(),
+            Args::Compact(c) => c.args.len(),
+        }
+    }
+
+    pub(crate) fn get(&self, i: usize) -> Option<ArgView<'a>> {
+        match self {
+            Args::Workspace(a) => a.get(i).map(ArgView::from),
+            Args::Compact(c) => c.get(i).map(ArgView::from),
+        }
+    }
+}
+
+/// The arguments of a [`DefView`], in order.
+#[derive(Clone)]
+pub struct ArgViews<'a> {
+    args: Args<'a>,
+    next: usize,
+}
+
+impl<'a> Iterator for ArgViews<'a> {
+    type Item = ArgView<'a>;
+
+    fn next(&mut self) -> Option<ArgView<'a>> {
+        let a = self.args.get(self.next)?;
+        self.next = self.next.saturating_add(1);
+        Some(a)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.args.len().saturating_sub(self.next);
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for ArgViews<'_> {}
+
 /// A borrowed definition. Cheap to make and to copy (a few words).
 #[derive(Clone, Copy)]
 pub struct DefView<'a> {
@@ -173,7 +222,7 @@ pub struct DefView<'a> {
     pub(crate) group: &'a str,
     pub(crate) event: &'a str,
     pub(crate) symbol: &'a str,
-    pub(crate) args: &'a [ProbeArg],
+    pub(crate) args: Args<'a>,
     pub(crate) entry_args: &'a [u16],
     pub(crate) fe_text: &'a str,
 }
@@ -190,7 +239,7 @@ impl<'a> DefView<'a> {
     pub(crate) fn new(
         scalars: Scalars,
         names: Names<'a>,
-        args: &'a [ProbeArg],
+        args: Args<'a>,
         entry_args: &'a [u16],
     ) -> Self {
         DefView {
@@ -281,8 +330,16 @@ impl<'a> DefView<'a> {
     }
 
     /// The recorded arguments.
-    pub fn args(&self) -> &'a [ProbeArg] {
-        self.args
+    pub fn args(&self) -> ArgViews<'a> {
+        ArgViews {
+            args: self.args,
+            next: 0,
+        }
+    }
+
+    /// Recorded argument `i`.
+    pub fn arg(&self, i: usize) -> Option<ArgView<'a>> {
+        self.args.get(i)
     }
 
     /// Function parameters (0-based) a return probe must save at entry, in
@@ -294,9 +351,8 @@ impl<'a> DefView<'a> {
     /// Number of string arguments (each may add up to 4096 bytes).
     pub fn nr_dynamic(&self) -> u32 {
         self.args()
-            .iter()
-            .filter(|a| a.ty.is_string())
-            .map(|a| u32::from(a.count.max(1)))
+            .filter(|a| a.fetch_type().is_string())
+            .map(|a| a.count().max(1))
             .fold(0u32, |x, y| x.saturating_add(y))
     }
 
@@ -331,18 +387,19 @@ impl<'a> DefView<'a> {
             return Some(hdr(name, offset));
         }
         let a = self.args.get(i.checked_sub(nh)?)?;
-        let c_type = if self.kind.is_function_event() && a.ty == FetchType::Symbol {
+        let ty = a.fetch_type();
+        let c_type = if self.kind.is_function_event() && ty == FetchType::Symbol {
             "unsigned long"
         } else {
-            a.ty.c_type()
+            ty.c_type()
         };
         Some(Field {
             name: a.name(),
             c_type,
             count: a.count(),
-            offset: self.args_offset().saturating_add(a.offset),
+            offset: self.args_offset().saturating_add(a.offset()),
             size: a.size(),
-            signed: a.ty.is_signed(),
+            signed: ty.is_signed(),
             header: false,
         })
     }
@@ -380,14 +437,15 @@ impl<'a> DefView<'a> {
         write!(w, "\"{}", fmt)?;
         for a in self.args() {
             write!(w, " {}=", a.name())?;
-            if a.count > 0 {
-                write!(w, "{{{}", a.ty.probe_fmt())?;
-                for _ in 1..a.count {
-                    write!(w, ",{}", a.ty.probe_fmt())?;
+            let fmt = a.fetch_type().probe_fmt();
+            if a.count() > 0 {
+                write!(w, "{{{}", fmt)?;
+                for _ in 1..a.count() {
+                    write!(w, ",{}", fmt)?;
                 }
                 w.write_str("}")?;
             } else {
-                w.write_str(a.ty.probe_fmt())?;
+                w.write_str(fmt)?;
             }
         }
         write!(w, "\"{}", args)?;
@@ -398,9 +456,10 @@ impl<'a> DefView<'a> {
     /// array element, `__get_str()` for strings (a `char[N]` is one value).
     fn write_rec_args<W: Write>(&self, w: &mut W) -> fmt::Result {
         for a in self.args() {
-            let count = if a.fixed_string { 0 } else { a.count };
+            let count = if a.is_fixed_string() { 0 } else { a.count() };
+            let string = a.fetch_type().is_string();
             for j in 0..count {
-                if a.ty.is_string() {
+                if string {
                     write!(w, ", __get_str({}[{}])", a.name(), j)?;
                 } else {
                     write!(w, ", REC->{}[{}]", a.name(), j)?;
@@ -409,7 +468,7 @@ impl<'a> DefView<'a> {
             if count > 0 {
                 continue;
             }
-            if a.ty.is_string() {
+            if string {
                 write!(w, ", __get_str({})", a.name())?;
             } else {
                 write!(w, ", REC->{}", a.name())?;
@@ -425,7 +484,7 @@ impl<'a> DefView<'a> {
     pub(crate) fn write_function_args<W: Write>(
         &self,
         w: &mut W,
-        mut value: impl FnMut(&mut W, &ProbeArg) -> fmt::Result,
+        mut value: impl FnMut(&mut W, ArgView<'a>) -> fmt::Result,
     ) -> fmt::Result {
         let n = self.args.len();
         let nparams = if self.kind.is_return() {
@@ -433,7 +492,7 @@ impl<'a> DefView<'a> {
         } else {
             n
         };
-        for (i, a) in self.args.iter().enumerate() {
+        for (i, a) in self.args().enumerate() {
             if i == nparams {
                 w.write_str(") ")?;
             } else if i > 0 {
@@ -457,18 +516,19 @@ impl<'a> DefView<'a> {
         };
         w.write_str(head)?;
         self.write_function_args(w, |w, a| {
-            if a.count > 0 && !a.fixed_string {
-                for j in 0..a.count {
+            let fmt = a.fetch_type().function_fmt();
+            if a.count() > 0 && !a.is_fixed_string() {
+                for j in 0..a.count() {
                     if j > 0 {
                         w.write_str(",")?;
                     }
-                    w.write_str(a.ty.function_fmt())?;
+                    w.write_str(fmt)?;
                 }
                 Ok(())
-            } else if a.fixed_string {
+            } else if a.is_fixed_string() {
                 w.write_str("%s")
             } else {
-                w.write_str(a.ty.function_fmt())
+                w.write_str(fmt)
             }
         })?;
         w.write_str("\"")?;

@@ -4,11 +4,11 @@
 //! workspace, frozen to its own size in kernel memory ([`CompiledDef`]),
 //! shared by the probes built from it and the event's shape.
 
-use kernel::alloc::KVBox;
+use kernel::alloc::{AllocError, KVBox};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
-use crate::lang::{Compiled, Definition, ProbeArg, Storage};
+use crate::lang::{CompactArg, Compiled, Definition, Storage};
 use crate::sys::VecWriter;
 
 /// An empty definition to copy from: a `Definition` is 44 KiB, too
@@ -28,17 +28,25 @@ pub(crate) fn new_definition() -> Result<KVBox<Definition>> {
 }
 
 /// A compiled definition's variable-length parts in kernel memory, each
-/// allocated to its exact size.
+/// allocated to its exact size. Boxed slices rather than vectors: a
+/// capacity word fewer each keeps the `Arc` of a compiled definition in a
+/// 192-byte slab object. (Pinned only because `KBox::pin_slice` is the
+/// kernel's way to allocate one; nothing relies on their place.)
 pub(crate) struct KernelStorage {
-    args: KVec<ProbeArg>,
-    entry_args: KVec<u16>,
+    args: Pin<KBox<[CompactArg]>>,
+    derefs: Pin<KBox<[i64]>>,
+    entry_args: Pin<KBox<[u16]>>,
     /// Only ever filled by [`compile`], from whole `&str` pieces.
-    text: KVec<u8>,
+    text: Pin<KBox<[u8]>>,
 }
 
 impl Storage for KernelStorage {
-    fn args(&self) -> &[ProbeArg] {
+    fn args(&self) -> &[CompactArg] {
         &self.args
+    }
+
+    fn derefs(&self) -> &[i64] {
+        &self.derefs
     }
 
     fn entry_args(&self) -> &[u16] {
@@ -47,8 +55,9 @@ impl Storage for KernelStorage {
 
     fn text(&self) -> &str {
         // SAFETY: `text` is private to this type and only `compile` fills
-        // it, by appending whole `&str`s (`VecWriter`), so it is UTF-8.
-        // Checking it here instead would cost every probe hit a scan.
+        // it, with the bytes of whole `&str`s (`VecWriter`), so it is
+        // UTF-8. Checking it here instead would cost every probe hit a
+        // scan.
         unsafe { core::str::from_utf8_unchecked(&self.text) }
     }
 }
@@ -57,21 +66,28 @@ impl Storage for KernelStorage {
 /// probe and (for the first probe) the event's shape.
 pub(crate) type CompiledDef = Compiled<KernelStorage>;
 
+/// A slice of `len` items taken from `items`, allocated to its size (no
+/// allocation when empty); fails when `items` has fewer.
+fn boxed_slice<T>(mut items: impl Iterator<Item = T>, len: usize) -> Result<Pin<KBox<[T]>>> {
+    Ok(KBox::pin_slice(
+        |_| items.next().ok_or(AllocError),
+        len,
+        GFP_KERNEL,
+    )?)
+}
+
 /// Freezes what the parser left in `def` into a compiled definition of its
 /// own size; the workspace can take the next line.
 pub(crate) fn compile(def: &Definition) -> Result<Arc<CompiledDef>> {
     let sizes = def.frozen_sizes();
-    let mut args = KVec::with_capacity(sizes.args, GFP_KERNEL)?;
-    args.extend_from_slice(def.args(), GFP_KERNEL)?;
-    let mut entry_args = KVec::with_capacity(sizes.entry_args, GFP_KERNEL)?;
-    entry_args.extend_from_slice(def.entry_args(), GFP_KERNEL)?;
     let mut text = KVec::with_capacity(sizes.text, GFP_KERNEL)?;
     def.write_frozen_text(&mut VecWriter(&mut text))
         .map_err(|_| ENOMEM)?;
     let storage = KernelStorage {
-        args,
-        entry_args,
-        text,
+        args: boxed_slice(def.frozen_args(), sizes.args)?,
+        derefs: boxed_slice(def.frozen_derefs(), sizes.derefs)?,
+        entry_args: boxed_slice(def.entry_args().iter().copied(), sizes.entry_args)?,
+        text: boxed_slice(text.iter().copied(), text.len())?,
     };
     let compiled = def.freeze(storage).ok_or(EINVAL)?;
     Ok(Arc::new(compiled, GFP_KERNEL)?)

@@ -7,45 +7,6 @@ mod common;
 use common::*;
 use dynprobe_lang::*;
 
-/// Storage as the kernel layer makes it: sized to the definition.
-struct VecStorage {
-    args: Vec<ProbeArg>,
-    entry_args: Vec<u16>,
-    text: String,
-}
-
-impl Storage for VecStorage {
-    fn args(&self) -> &[ProbeArg] {
-        &self.args
-    }
-    fn entry_args(&self) -> &[u16] {
-        &self.entry_args
-    }
-    fn text(&self) -> &str {
-        &self.text
-    }
-}
-
-fn storage_of(d: &Definition) -> VecStorage {
-    let mut text = String::new();
-    d.write_frozen_text(&mut text).unwrap();
-    VecStorage {
-        args: d.args().to_vec(),
-        entry_args: d.entry_args().to_vec(),
-        text,
-    }
-}
-
-fn compile(d: &Definition) -> Compiled<VecStorage> {
-    let store = storage_of(d);
-    let sizes = d.frozen_sizes();
-    assert_eq!(
-        (sizes.args, sizes.entry_args, sizes.text),
-        (store.args.len(), store.entry_args.len(), store.text.len())
-    );
-    d.freeze(store).expect("storage made from the definition")
-}
-
 const LINES: &[(Control, &str)] = &[
     (
         Control::KprobeEvents,
@@ -69,6 +30,30 @@ const LINES: &[(Control, &str)] = &[
         Control::FunctionEvents,
         "do_sys_openat2(int dfd, string filename, char name[16])",
     ),
+    // Dereferences, user and per-CPU ones, a symbol, an immediate string,
+    // a bitfield and an array: what a compiled argument keeps outside
+    // itself (text ranges, shared dereference offsets).
+    (
+        Control::KprobeEvents,
+        "p:grp/deref vfs_read a=+8(+16(%di)):u64 u=+u4(%si):u32 s=+0(+8(%dx)):string b=+0(%cx):b3@2/16",
+    ),
+    (
+        Control::KprobeEvents,
+        "p:grp/sym vfs_read j=@jiffies+16:u64 imm=\\\"text\" n=\\123 c=this_cpu_read(+8(%di))",
+    ),
+    (
+        Control::DynamicEvents,
+        "f:fgrp/btf vfs_read file->f_inode->i_ino count buf:string",
+    ),
+    (
+        Control::DynamicEvents,
+        "t:tgrp/sw sched_switch prev next->pid prev_state",
+    ),
+    (
+        Control::FunctionEvents,
+        "ip_rcv(int a0[2]+8, x8[6] a1, string a2[1]+4, symbol g=0xffffffff82354c18) -> long ret[3]",
+    ),
+    (Control::FunctionEvents, "vfs_read(x64 x)"),
 ];
 
 fn text_of(v: DefView<'_>) -> (String, String, String) {
@@ -104,6 +89,8 @@ fn compiled_reads_like_the_workspace() {
         );
         assert_eq!(v.max_record_size(), w.max_record_size(), "{line}");
         assert!(v.matches_removal(Some(w.group()), w.event(), b""), "{line}");
+        assert_eq!(readings_of(w), readings_of(v), "{line}");
+        assert_eq!(v.args().len(), w.args().len(), "{line}");
     }
 }
 
@@ -161,6 +148,21 @@ fn freeze_refuses_storage_of_another_definition() {
     short.args.pop();
     assert!(d.freeze(short).is_none());
 
+    let mut moved = storage_of(&d);
+    moved.args.swap(0, 1);
+    assert!(d.freeze(moved).is_none());
+
+    let deref = def_of(
+        Control::KprobeEvents,
+        "p:grp/ev vfs_read a=+8(+16(+32(%di)))",
+    );
+    let mut offsets = storage_of(&deref);
+    offsets.derefs[1] = 24;
+    assert!(deref.freeze(offsets).is_none());
+    let mut fewer = storage_of(&deref);
+    fewer.derefs.pop();
+    assert!(deref.freeze(fewer).is_none());
+
     let mut renamed = storage_of(&d);
     renamed.text = renamed.text.replace("ev", "xy");
     assert!(d.freeze(renamed).is_none());
@@ -179,9 +181,80 @@ fn freeze_refuses_storage_of_another_definition() {
 fn compiled_size_follows_the_line() {
     let small = def_of(Control::KprobeEvents, "p:g/e vfs_read a=%di b=%si c=%dx");
     let sizes = small.frozen_sizes();
-    assert_eq!((sizes.args, sizes.entry_args), (3, 0));
-    assert_eq!(sizes.text, "g".len() + "e".len() + "vfs_read".len());
-    assert!(core::mem::size_of::<Compiled<VecStorage>>() < 256);
+    assert_eq!((sizes.args, sizes.derefs, sizes.entry_args), (3, 0, 0));
+    assert_eq!(
+        sizes.text,
+        "g".len() + "e".len() + "vfs_read".len() + "a%dib%sic%dx".len()
+    );
+    let deep = def_of(
+        Control::KprobeEvents,
+        "p:g/e vfs_read a=+8(+16(%di)) b=%si c=+0(+8(+24(%dx))):string",
+    );
+    assert_eq!(deep.frozen_sizes().derefs, 1 + 2);
+}
+
+/// What one argument costs a compiled definition: its compact form (its
+/// program's dereference offsets and its name and text are extra, as
+/// long as they are), against a workspace argument's room for the
+/// longest of each.
+#[test]
+fn compiled_argument_size() {
+    use core::mem::size_of;
+    assert_eq!(size_of::<CompactArg>(), 64);
+    assert!(size_of::<ProbeArg>() >= 7 * size_of::<CompactArg>());
+    // The kernel's storage is four boxed slices; with the scalars, the
+    // whole fits a 192-byte slab object beside the `Arc`'s count.
+    assert!(size_of::<Compiled<[&[u8]; 4]>>() + 8 <= 192);
+}
+
+/// The storage a one-argument function event asks for: one compact
+/// argument and its text, which fit 64-byte slab objects each.
+#[test]
+fn one_argument_storage() {
+    let d = def_of(Control::FunctionEvents, "vfs_read(x64 x)");
+    let sizes = d.frozen_sizes();
+    assert_eq!((sizes.args, sizes.derefs, sizes.entry_args), (1, 0, 0));
+    let store = storage_of(&d);
+    let text = d.group().len()
+        + d.event().len()
+        + "vfs_read".len()
+        + canon_of(&d).len()
+        + "x".len()
+        + d.args()[0].text().len();
+    assert_eq!(sizes.text, text);
+    let bytes = sizes.args * core::mem::size_of::<CompactArg>();
+    assert_eq!(bytes, 64);
+    assert!(sizes.text <= 64, "{}", store.text);
+}
+
+/// A compiled definition's arguments share one list of dereference
+/// offsets and one text; each reads its own part of them.
+#[test]
+fn compiled_arguments_share_their_storage() {
+    let d = def_of(
+        Control::KprobeEvents,
+        "p:g/e vfs_read a=+8(+16(%di)) b=%si c=+0(+8(+24(%dx))):string",
+    );
+    let store = storage_of(&d);
+    assert_eq!(store.derefs, [16, 24, 8]);
+    assert!(store
+        .text
+        .ends_with("a+8(+16(%di))b%sic+0(+8(+24(%dx))):string"));
+    let c = compile(&d);
+    let v = c.view();
+    let offsets: Vec<Vec<i64>> = (0..3)
+        .map(|i| d.args()[i].program().derefs().map(|x| x.offset).collect())
+        .collect();
+    assert_eq!(offsets, [vec![16], vec![], vec![24, 8]]);
+    let names: Vec<(&str, &str)> = v.args().map(|a| (a.name(), a.text())).collect();
+    assert_eq!(
+        names,
+        [
+            ("a", "+8(+16(%di))"),
+            ("b", "%si"),
+            ("c", "+0(+8(+24(%dx))):string")
+        ]
+    );
 }
 
 #[test]

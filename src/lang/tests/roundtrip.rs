@@ -302,6 +302,13 @@ fn exercise(control: Control, line: &[u8], seed: u64) {
     let _ = canon_of(&d);
     let _ = fmt_of(&d);
     let _ = fields_of(&d);
+    // The compiled form reads as the workspace does.
+    let c = compile(&d);
+    let (w, v) = (d.view(), c.view());
+    let line_text = String::from_utf8_lossy(line);
+    assert_eq!(readings_of(w), readings_of(v), "{line_text:?}");
+    assert!(v.same_as(&w) && w.same_as(&v), "{line_text:?}");
+    assert_eq!(v.compare_arg_types(&w), 0, "{line_text:?}");
     let mut regs = FakeRegs::default();
     // Every other register and parameter points into the memory below,
     // so that strings and dereferences read something.
@@ -342,6 +349,19 @@ fn exercise(control: Control, line: &[u8], seed: u64) {
         );
         let mut s = String::new();
         let _ = d.view().print_event(&buf[..n], &mut FakeSyms, &mut s);
+        // The compiled form records and prints the same, by its own plan
+        // and by its handler's view.
+        let mut compiled = vec![0xa5u8; size];
+        let k = c.record(&regs, &mem, ips, &mut compiled);
+        assert_eq!((n, &buf), (k, &compiled), "{line_text:?}");
+        let mut handler = vec![0xa5u8; size];
+        let h = c
+            .record_view()
+            .record_general(&regs, &mem, ips, &mut handler);
+        assert_eq!((g, &general), (h, &handler), "{line_text:?}");
+        let mut t = String::new();
+        let _ = c.view().print_event(&compiled[..k], &mut FakeSyms, &mut t);
+        assert_eq!(s, t, "{line_text:?}");
     }
 }
 

@@ -302,6 +302,109 @@ pub fn err_of(control: Control, line: &str) -> ParseError {
     }
 }
 
+/// Storage as the kernel layer makes it: each part sized to the
+/// definition, from what the definition gives for it.
+pub struct VecStorage {
+    pub args: Vec<CompactArg>,
+    pub derefs: Vec<i64>,
+    pub entry_args: Vec<u16>,
+    pub text: String,
+}
+
+impl Storage for VecStorage {
+    fn args(&self) -> &[CompactArg] {
+        &self.args
+    }
+    fn derefs(&self) -> &[i64] {
+        &self.derefs
+    }
+    fn entry_args(&self) -> &[u16] {
+        &self.entry_args
+    }
+    fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+pub fn storage_of(d: &Definition) -> VecStorage {
+    let mut text = String::new();
+    d.write_frozen_text(&mut text).unwrap();
+    VecStorage {
+        args: d.frozen_args().collect(),
+        derefs: d.frozen_derefs().collect(),
+        entry_args: d.entry_args().to_vec(),
+        text,
+    }
+}
+
+/// The compiled form of `d`, in storage of the sizes it asks for.
+pub fn compile(d: &Definition) -> Compiled<VecStorage> {
+    let store = storage_of(d);
+    let sizes = d.frozen_sizes();
+    assert_eq!(
+        (sizes.args, sizes.derefs, sizes.entry_args, sizes.text),
+        (
+            store.args.len(),
+            store.derefs.len(),
+            store.entry_args.len(),
+            store.text.len()
+        )
+    );
+    d.freeze(store).expect("storage made from the definition")
+}
+
+/// Everything a reader takes from a view but its records: listing,
+/// print fmt, `format` fields, fetch programs, names and place.
+pub fn readings_of(v: DefView<'_>) -> String {
+    let mut s = String::new();
+    v.canonical(&mut s).unwrap();
+    s.push('\n');
+    v.print_fmt(&mut s).unwrap();
+    s.push('\n');
+    for f in v.fields() {
+        f.write_type(&mut s).unwrap();
+        s += &format!(
+            " {} {} {} {} {} {}\n",
+            f.name,
+            f.offset,
+            f.size,
+            f.signed,
+            f.header,
+            v.declared_len(&f)
+        );
+    }
+    v.write_fetch_programs(&mut s).unwrap();
+    for a in v.args() {
+        s += &format!(
+            "{}={} {:?} {} {} {} {}\n",
+            a.name(),
+            a.text(),
+            a.fetch_type(),
+            a.count(),
+            a.is_fixed_string(),
+            a.offset(),
+            a.size()
+        );
+    }
+    s += &format!(
+        "{} {} {:?} {:?} {:?} {:?} {:?} {} {} {:?} {} {} {}",
+        v.group(),
+        v.event(),
+        v.kind(),
+        v.symbol(),
+        v.module(),
+        v.full_symbol(),
+        v.address(),
+        v.offset(),
+        v.maxactive(),
+        v.entry_args(),
+        v.filter(),
+        v.nr_dynamic(),
+        v.max_record_size()
+    );
+    s
+}
+
 pub fn fmt_of(d: &Definition) -> String {
     let mut s = String::new();
     d.view().print_fmt(&mut s).unwrap();
