@@ -77,6 +77,7 @@ mod synth;
 mod text;
 mod types;
 mod view;
+mod watch;
 
 pub use btf::{Btf, BtfBlobError};
 pub use compiled::{Compiled, FrozenSizes, Storage};
@@ -107,6 +108,7 @@ pub use types::{
     Space, Store, TextRange, MAX_DEREFS,
 };
 pub use view::DefView;
+pub use watch::{Access, Watch};
 
 /// Most arguments of one event (`MAX_TRACE_ARGS`).
 pub const MAX_TRACE_ARGS: usize = 128;

@@ -7,7 +7,7 @@ use common::*;
 use dynprobe_lang::*;
 
 /// One definition of each kind.
-const LINES: [(Control, &str); 8] = [
+const LINES: [(Control, &str); 9] = [
     (Control::KprobeEvents, "p:g/kp vfs_read"),
     (Control::KprobeEvents, "r:g/kr vfs_read"),
     (Control::DynamicEvents, "f:g/fe vfs_read"),
@@ -16,6 +16,7 @@ const LINES: [(Control, &str); 8] = [
     (Control::FunctionEvents, "vfs_read(x64 a)"),
     (Control::FunctionEvents, "vfs_read(x64 a) -> s64 ret"),
     (Control::DynamicEvents, "e:g/ep syscalls.sys_enter_openat"),
+    (Control::DynamicEvents, "w:g/wp w@jiffies"),
 ];
 
 #[test]
