@@ -54,6 +54,8 @@ fn control_files_list_their_families() {
     assert_eq!(lists(Family::Fprobe), [false, true, false]);
     assert_eq!(lists(Family::Function), [false, false, true]);
     assert_eq!(lists(Family::Event), [false, true, false]);
+    assert_eq!(lists(Family::Wprobe), [false, true, false]);
+    assert_eq!(Family::Wprobe.subsystem().name(), "wprobe");
     assert_eq!(Family::Event.subsystem().name(), "event_probe");
     assert_eq!(Family::Kprobe.subsystem().name(), "trace_kprobe");
     assert_eq!(Family::Fprobe.subsystem().name(), "trace_fprobe");
@@ -78,4 +80,6 @@ fn which_kinds_share_an_event() {
     assert_eq!(FunctionExit.joins(Kretprobe), exist);
     assert_eq!(Event.joins(Event), exist);
     assert_eq!(Kprobe.joins(Event), exist);
+    assert_eq!(Watchpoint.joins(Watchpoint), exist);
+    assert_eq!(Kprobe.joins(Watchpoint), exist);
 }
