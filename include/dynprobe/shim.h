@@ -213,6 +213,22 @@ struct dynprobe_eprobe *dynprobe_eprobe_attach(const char *system,
 /* Releases the counters and the source; no handler runs after it. */
 void dynprobe_eprobe_detach(struct dynprobe_eprobe *eprobe);
 /*
+ * A watchpoint's hook (src/shim/wprobe.c): wide hardware breakpoints on
+ * @len bytes at @addr for accesses @type (HW_BREAKPOINT_W or _RW; _R is
+ * refused by x86 when armed), whose handler runs @feed. Made disarmed;
+ * armed, it holds a breakpoint on each CPU online then (0, or -errno:
+ * -ENOSPC when the debug registers are taken). Disarming and freeing
+ * return once no handler of it runs.
+ */
+struct dynprobe_wprobe;
+struct dynprobe_wprobe *dynprobe_wprobe_new(unsigned long addr, u32 len,
+					    u32 type,
+					    const struct dynprobe_feed *feed);
+int dynprobe_wprobe_arm(struct dynprobe_wprobe *wp);
+void dynprobe_wprobe_disarm(struct dynprobe_wprobe *wp);
+void dynprobe_wprobe_free(struct dynprobe_wprobe *wp);
+
+/*
  * The hotplug states through which event probes' counters follow CPUs
  * that come online and go down; the exit with no event probe left.
  */

@@ -46,7 +46,10 @@ lists them. Errors are reported in the tracing error_log.
 \t           t[:[<group>/][<event>]] <tracepoint> [<args>]
 ";
 
+// The w line is the posted wprobe series' own (a watchpoint also takes
+// `<symbol>[+|-<offset>]` for its address, and `$addr`, `$value`).
 const README_TAIL: &str = "\
+\t           w[:[<group>/][<event>]] [r|w|rw]@<addr>[:<len>]
 \t           s:[synthetic/]<event> <field> [<field>]
 \t           -:[<group>/][<event>]
 \t    place: [<module>:]<symbol>[+<offset>]|<memaddr>
@@ -59,6 +62,7 @@ const README_TAIL: &str = "\
 \t           +|-[u]<offset>(<fetcharg>), \\imm-value, \\\"imm-string\"
 \t           this_cpu_read(<fetcharg>), this_cpu_ptr(<fetcharg>)
 \t     kernel return probes support: $retval, $arg<N>, $comm
+\t     watchpoints support: $addr, $value
 \t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, char, string, symbol,
 \t           b<bit-width>@<bit-offset>/<container-size>, ustring,
 \t           symstr, %pd/%pD, <type>\\[<array-size>\\]

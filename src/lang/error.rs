@@ -212,6 +212,15 @@ error_codes! {
         /// An event probe's `if FILTER`.
         EpFilterUnsupported = C(EP_FILTER_UNSUPPORTED, "Filters of event probes are not supported"),
     }
+    /// The posted wprobe series' probe errors (`TP_ERR_*` there), which
+    /// no supported kernel has yet: `error_log` shows dynprobe's copy of
+    /// their texts.
+    "TP_ERR_" {
+        BadAccessFmt = C(BAD_ACCESS_FMT, "Access memory address requires @"),
+        BadAccessType = C(BAD_ACCESS_TYPE, "Bad memory access type"),
+        BadAccessLen = C(BAD_ACCESS_LEN, "This memory access length is not supported"),
+        BadAccessAddr = C(BAD_ACCESS_ADDR, "Invalid access memory address"),
+    }
 }
 
 impl ErrorCode {
@@ -263,6 +272,8 @@ pub enum Subsystem {
     Synthetic,
     /// `event_probe` (e definitions).
     EventProbe,
+    /// `wprobe` (w definitions, as the posted wprobe series logs them).
+    Wprobe,
 }
 
 impl Subsystem {
@@ -275,6 +286,7 @@ impl Subsystem {
             Subsystem::Function => "function_events",
             Subsystem::Synthetic => "synthetic_events",
             Subsystem::EventProbe => "event_probe",
+            Subsystem::Wprobe => "wprobe",
         }
     }
 }

@@ -11,7 +11,7 @@ use crate::lang::error::Subsystem;
 pub enum Control {
     /// `kprobe_events`: `p`, `r` and `-` lines.
     KprobeEvents,
-    /// `dynamic_events`: adds `f`, `t` and `!`.
+    /// `dynamic_events`: adds `f`, `t`, `e`, `w` and `!`.
     DynamicEvents,
     /// `function_events`: `FUNC(ARGS)` lines.
     FunctionEvents,
@@ -36,6 +36,9 @@ pub enum ProbeKind {
     FunctionExit,
     /// event probe (`e SYS.EVENT`): fed by another trace event's records.
     Event,
+    /// watchpoint (`w [r|w|rw]@PLACE[:LEN]`): a hardware breakpoint on
+    /// data, hit by the instruction that accesses it.
+    Watchpoint,
 }
 
 /// The kernel's families of dynamic events: which control files list a
@@ -52,6 +55,9 @@ pub enum Family {
     Function,
     /// event probes (`e`): `event_probe`, one probe per event.
     Event,
+    /// watchpoint events (`w`): `wprobe`, one probe per event (the
+    /// posted series refuses siblings).
+    Wprobe,
 }
 
 /// Where in the probed code a kind fires. Probes of one event must fire
@@ -66,6 +72,8 @@ pub enum Site {
     Tracepoint,
     /// A record of another trace event.
     Event,
+    /// An access to watched data.
+    Watch,
 }
 
 /// One row of the kind table.
@@ -107,7 +115,7 @@ const fn row(
 
 impl ProbeKind {
     /// Every kind, in declaration order.
-    pub const ALL: [ProbeKind; 8] = [
+    pub const ALL: [ProbeKind; 9] = [
         ProbeKind::Kprobe,
         ProbeKind::Kretprobe,
         ProbeKind::FprobeEntry,
@@ -116,6 +124,7 @@ impl ProbeKind {
         ProbeKind::FunctionEntry,
         ProbeKind::FunctionExit,
         ProbeKind::Event,
+        ProbeKind::Watchpoint,
     ];
 
     /// The kind's row.
@@ -131,6 +140,7 @@ impl ProbeKind {
             ProbeKind::FunctionEntry => row(Family::Function, Site::Entry, None, "", FUNCTION_IPS),
             ProbeKind::FunctionExit => row(Family::Function, Site::Exit, None, "", FUNCTION_IPS),
             ProbeKind::Event => row(Family::Event, Site::Event, Some('e'), "", &[]),
+            ProbeKind::Watchpoint => row(Family::Wprobe, Site::Watch, Some('w'), "", PROBE_IP),
         }
     }
 
@@ -154,6 +164,11 @@ impl ProbeKind {
         self.family() == Family::Event
     }
 
+    /// True for watchpoints.
+    pub fn is_watchpoint(self) -> bool {
+        self.family() == Family::Wprobe
+    }
+
     /// Size of the probe's header after the common `trace_entry`.
     pub fn header_size(self) -> u32 {
         8 * self.info().header.len() as u32
@@ -163,7 +178,10 @@ impl ProbeKind {
     /// of kind `first`; the error the kernel gives when not.
     pub fn joins(self, first: ProbeKind) -> Result<(), JoinRefusal> {
         if self.family() != first.family()
-            || matches!(self.family(), Family::Function | Family::Event)
+            || matches!(
+                self.family(),
+                Family::Function | Family::Event | Family::Wprobe
+            )
         {
             Err(JoinRefusal::OtherFamily)
         } else if self.info().site != first.info().site {
@@ -177,9 +195,8 @@ impl ProbeKind {
 /// Why a probe cannot join an existing event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JoinRefusal {
-    /// Another family's event, or a function event or event probe (one
-    /// probe each): the
-    /// kernel's `EVENT_EXIST`.
+    /// Another family's event, or a function event, event probe or
+    /// watchpoint (one probe each): the kernel's `EVENT_EXIST`.
     OtherFamily,
     /// Entry, exit and tracepoint probes do not mix: `DIFF_PROBE_TYPE`.
     OtherSite,
@@ -206,6 +223,7 @@ impl Family {
             Family::Fprobe => Subsystem::Fprobe,
             Family::Function => Subsystem::Function,
             Family::Event => Subsystem::EventProbe,
+            Family::Wprobe => Subsystem::Wprobe,
         }
     }
 }

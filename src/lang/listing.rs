@@ -24,13 +24,30 @@ impl DefView<'_> {
     }
 
     /// The place as the listing shows it and a removal names it: kprobe
-    /// events with their offset or address, the others by name only.
+    /// events with their offset or address, watchpoints with their
+    /// access and length, the others by name only.
     fn write_listed_place<W: Write>(&self, w: &mut W) -> fmt::Result {
-        if self.kind.family() == Family::Kprobe {
-            self.write_place(w)
-        } else {
-            w.write_str(self.symbol)
+        match self.kind.family() {
+            Family::Kprobe => self.write_place(w),
+            Family::Wprobe => self.write_watch_spec(w),
+            _ => w.write_str(self.symbol),
         }
+    }
+
+    /// A watchpoint's spec as the posted series lists it, access and
+    /// length always written: `w@jiffies:4`, `rw@sym-8:2`,
+    /// `w@0xffff888004ad6618:8`.
+    fn write_watch_spec<W: Write>(&self, w: &mut W) -> fmt::Result {
+        write!(w, "{}@", self.watch.access.letters())?;
+        if !self.has_symbol {
+            write!(w, "0x{:x}", self.addr)?;
+        } else if self.offset != 0 {
+            // Kept as the two's complement of a negative offset.
+            write!(w, "{}{:+}", self.symbol, self.offset as i64)?;
+        } else {
+            w.write_str(self.symbol)?;
+        }
+        write!(w, ":{}", self.watch.len)
     }
 
     /// Write the definition as the control file lists it (no newline):
@@ -141,6 +158,7 @@ impl DefView<'_> {
             && self.addr == o.addr
             && self.offset == o.offset
             && self.maxactive == o.maxactive
+            && self.watch == o.watch
             && self.args.len() == o.args.len()
             && self.size == o.size
             && self.entry_args() == o.entry_args()

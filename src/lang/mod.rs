@@ -79,6 +79,7 @@ mod synth;
 mod text;
 mod types;
 mod view;
+mod watch;
 
 pub use btf::{Btf, BtfBlobError};
 pub use compiled::{Compiled, FrozenSizes, Storage};
@@ -110,6 +111,7 @@ pub use types::{
     Reg, Space, Store, TextRange, MAX_DEREFS,
 };
 pub use view::{ArgViews, DefView};
+pub use watch::{Access, Watch};
 
 /// Most arguments of one event (`MAX_TRACE_ARGS`).
 pub const MAX_TRACE_ARGS: usize = 128;

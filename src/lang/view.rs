@@ -10,6 +10,7 @@ use core::fmt::{self, Write};
 use crate::lang::kind::ProbeKind;
 use crate::lang::record::{ArgView, CompactArgs, Field, ProbeArg, TRACE_ENTRY_SIZE};
 use crate::lang::types::{FetchType, Reg, Space};
+use crate::lang::watch::Watch;
 
 /// What a definition is besides its names, arguments and saved
 /// parameters: a few words, kept by the compiled form and copied into
@@ -25,6 +26,8 @@ pub struct Scalars {
     pub(crate) listed_addr: u64,
     pub(crate) offset: u64,
     pub(crate) maxactive: u32,
+    /// A watchpoint's access and length (the default for other kinds).
+    pub(crate) watch: Watch,
     /// Size of the fixed argument area.
     pub(crate) size: u32,
     /// How a hit writes the record (decided once, from the arguments).
@@ -107,6 +110,7 @@ impl Scalars {
         listed_addr: 0,
         offset: 0,
         maxactive: 0,
+        watch: Watch::DEFAULT,
         size: 0,
         plan: RecordPlan::General,
     };
@@ -315,6 +319,16 @@ impl<'a> DefView<'a> {
     /// Offset from the symbol (`SYM+OFFS`).
     pub fn offset(&self) -> u64 {
         self.offset
+    }
+
+    /// A watchpoint's watched address (symbol and offset resolved), its
+    /// access and its length; `None` for the other kinds.
+    pub fn watched(&self) -> Option<(u64, Watch)> {
+        if self.kind.is_watchpoint() {
+            Some((self.addr, self.watch))
+        } else {
+            None
+        }
     }
 
     /// True for return probes.

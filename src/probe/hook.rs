@@ -63,6 +63,10 @@ pub(crate) unsafe fn new_hook(
             // SAFETY: per the function's contract.
             unsafe { super::tracepoint::TracepointHook::boxed(place, feed) }?
         }
+        ProbeKind::Watchpoint => {
+            // SAFETY: per the function's contract.
+            unsafe { super::wprobe::WprobeHook::boxed(place, feed) }?
+        }
         ProbeKind::FprobeEntry
         | ProbeKind::FprobeExit
         | ProbeKind::FunctionEntry

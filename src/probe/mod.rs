@@ -13,6 +13,7 @@ mod kprobe;
 mod module_waits;
 pub(crate) mod resolver;
 mod tracepoint;
+mod wprobe;
 
 use core::fmt::{self, Write};
 
@@ -21,7 +22,7 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::types::Opaque;
 
-use crate::lang::{DefView, ProbeKind, Resolver};
+use crate::lang::{DefView, ProbeKind, Resolver, Watch};
 use crate::probe::compiled::CompiledDef;
 use crate::probe::resolver::KernelResolver;
 use crate::sys::bindings as b;
@@ -75,6 +76,8 @@ pub(crate) struct Place<'a> {
     pub(crate) fixed_record_size: u32,
     /// An event probe's filter of its source's records (NUL-terminated).
     pub(crate) filter: Option<&'a mut [u8]>,
+    /// A watchpoint's address, access and length.
+    pub(crate) watched: Option<(u64, Watch)>,
 }
 
 /// The place of a definition's probe. `symbol` and `filter` receive the
@@ -88,6 +91,8 @@ fn place_of<'a>(
         *filter = hook::nul_terminated(def.filter().as_bytes())?;
     }
     let symbol = match (def.full_symbol(), def.address()) {
+        // A watchpoint's symbol was resolved with its line.
+        _ if def.kind() == ProbeKind::Watchpoint => None,
         (Some(s), _) => {
             symbol.write_str(s).map_err(|_| EINVAL)?;
             Some(symbol.as_cstr().ok_or(EINVAL)?)
@@ -122,6 +127,7 @@ fn place_of<'a>(
         } else {
             Some(&mut filter[..])
         },
+        watched: def.watched(),
     })
 }
 

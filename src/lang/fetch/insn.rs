@@ -24,6 +24,9 @@ pub(super) enum K {
     Imm(u64),
     Comm,
     Current,
+    /// A watchpoint's `$addr`: the watched address, which no trigger
+    /// moves in dynprobe (see vars.rs).
+    WatchAddr(u64),
     TpArg(EventField),
     Arg(u32),
     Edata(u32),
@@ -202,6 +205,7 @@ pub(super) fn to_program(code: &Code, count: u8) -> Option<Program> {
         K::Imm(v) => Load::Imm(v),
         K::Comm => Load::Comm,
         K::Current => Load::Current,
+        K::WatchAddr(a) => Load::Imm(a),
         K::TpArg(f) => Load::Field(f),
         K::Arg(n) => Load::Arg(n),
         K::Edata(n) => Load::EntryData(n),

@@ -54,6 +54,9 @@ pub(crate) struct Flags {
     /// An event probe's arguments (`TPARG_FL_TEVENT`): `$FIELD` names a
     /// field of the source event; no registers.
     pub(crate) tevent: bool,
+    /// A watchpoint's arguments (`TPARG_FL_WPROBE` of the posted wprobe
+    /// series): `$addr` and `$value` are its only variables; no registers.
+    pub(crate) wprobe: bool,
 }
 
 impl Flags {

@@ -51,7 +51,7 @@ pub(super) fn parse_fetch<R: Resolver>(
             pc = parse_vars(ctx, def, code, pc, arg, abs)?;
         }
         b'%' => {
-            if ctx.flags.fprobe || ctx.flags.tevent {
+            if ctx.flags.fprobe || ctx.flags.tevent || ctx.flags.wprobe {
                 // The kernel logs BAD_VAR and then BAD_FETCH_ARG at the same
                 // place; report the first, more precise one.
                 return err(ErrorCode::BadVar, ctx.offset);

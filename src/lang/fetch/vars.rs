@@ -40,6 +40,9 @@ pub(super) fn parse_vars<R: Resolver>(
         }
         return err(ErrorCode::BadVar, ctx.offset);
     }
+    if ctx.flags.wprobe {
+        return watch_vars(ctx, def, code, pc, arg);
+    }
     if arg.starts_with(b"retval") {
         if !ctx.flags.ret {
             return err(ErrorCode::RetvalOnProbe, ctx.offset);
@@ -112,6 +115,33 @@ pub(super) fn parse_vars<R: Resolver>(
         return Ok(pc);
     }
     err(ErrorCode::BadVar, ctx.offset)
+}
+
+/// A watchpoint's variables, its only ones: `$addr`, the accessed
+/// address, and `$value`, the data there (`+0($addr)`). The posted series
+/// reads `$addr` from the breakpoint that fired, which its triggers can
+/// move; dynprobe has no triggers, so it is the address the line
+/// resolved, a constant of the definition.
+fn watch_vars<R: Resolver>(
+    ctx: &Ctx<'_, R>,
+    def: &Definition,
+    code: &mut Code,
+    pc: usize,
+    arg: &[u8],
+) -> Result<usize, AErr> {
+    match arg {
+        b"addr" => {
+            set(code, pc, K::WatchAddr(def.addr));
+            Ok(pc)
+        }
+        b"value" => {
+            set(code, pc, K::WatchAddr(def.addr));
+            let next = pc.saturating_add(1);
+            set(code, next, K::Deref(0));
+            Ok(next)
+        }
+        _ => err(ErrorCode::BadVar, ctx.offset),
+    }
 }
 
 /// `__store_entry_arg()`: the entry-data slot of parameter `argnum`.

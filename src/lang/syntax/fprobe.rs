@@ -123,6 +123,7 @@ pub(super) fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
         fprobe: true,
         tpoint: is_tp,
         tevent: false,
+        wprobe: false,
     };
     out.kind = if is_tp {
         ProbeKind::Tracepoint

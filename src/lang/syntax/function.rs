@@ -486,6 +486,7 @@ pub(crate) fn parse<R: Resolver>(
         fprobe: true,
         tpoint: false,
         tevent: false,
+        wprobe: false,
     };
     let mut ctx = Ctx::new(r, flags, Some(func_name));
     // Where the first named argument that reads a symbol (`@SYM`) is:

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The probe event syntax, one file a kind: kprobe, fprobe, tracepoint
-//! probe and event probe lines of `kprobe_events` and `dynamic_events` (`trace_kprobe.c`,
+//! probe, event probe and watchpoint lines of `kprobe_events` and `dynamic_events` (`trace_kprobe.c`,
 //! `trace_fprobe.c`, `trace_eprobe.c` and `trace_probe.c` in the kernel). The words of the
 //! line come from the lexer; each argument goes to the fetch compiler.
 
@@ -15,6 +15,7 @@ use crate::lang::MAX_EVENT_NAME_LEN;
 use eprobe::create_eprobe;
 use fprobe::create_fprobe;
 use kprobe::create_kprobe;
+use wprobe::create_wprobe;
 
 /// What a probe event line turned out to be.
 pub(crate) enum Outcome {
@@ -40,6 +41,9 @@ pub(crate) fn parse<R: Resolver>(
         }
         b'e' if control == Control::DynamicEvents => {
             (Subsystem::EventProbe, create_eprobe(line, r, out))
+        }
+        b'w' if control == Control::DynamicEvents => {
+            (Subsystem::Wprobe, create_wprobe(line, r, out))
         }
         _ => return Ok(Outcome::Cancel),
     };
@@ -184,5 +188,6 @@ mod args;
 mod eprobe;
 mod fprobe;
 mod kprobe;
+mod wprobe;
 
 pub(crate) mod function;

@@ -7,7 +7,7 @@ use common::*;
 use dynprobe_lang::*;
 
 /// One definition of each kind.
-const LINES: [(Control, &str); 8] = [
+const LINES: [(Control, &str); 9] = [
     (Control::KprobeEvents, "p:g/kp vfs_read"),
     (Control::KprobeEvents, "r:g/kr vfs_read"),
     (Control::DynamicEvents, "f:g/fe vfs_read"),
@@ -16,6 +16,7 @@ const LINES: [(Control, &str); 8] = [
     (Control::FunctionEvents, "vfs_read(x64 a)"),
     (Control::FunctionEvents, "vfs_read(x64 a) -> s64 ret"),
     (Control::DynamicEvents, "e:g/ep syscalls.sys_enter_openat"),
+    (Control::DynamicEvents, "w:g/wp w@jiffies"),
 ];
 
 #[test]
@@ -53,6 +54,8 @@ fn control_files_list_their_families() {
     assert_eq!(lists(Family::Fprobe), [false, true, false]);
     assert_eq!(lists(Family::Function), [false, false, true]);
     assert_eq!(lists(Family::Event), [false, true, false]);
+    assert_eq!(lists(Family::Wprobe), [false, true, false]);
+    assert_eq!(Family::Wprobe.subsystem().name(), "wprobe");
     assert_eq!(Family::Event.subsystem().name(), "event_probe");
     assert_eq!(Family::Kprobe.subsystem().name(), "trace_kprobe");
     assert_eq!(Family::Fprobe.subsystem().name(), "trace_fprobe");
@@ -77,4 +80,6 @@ fn which_kinds_share_an_event() {
     assert_eq!(FunctionExit.joins(Kretprobe), exist);
     assert_eq!(Event.joins(Event), exist);
     assert_eq!(Kprobe.joins(Event), exist);
+    assert_eq!(Watchpoint.joins(Watchpoint), exist);
+    assert_eq!(Kprobe.joins(Watchpoint), exist);
 }
