@@ -85,11 +85,45 @@ fn align_reaching(end: u32, offset: u32) -> Option<u32> {
     (offset > end && offset - align < end).then_some(align)
 }
 
-/// The event's fields array: each field the tracing core can lay out at
+/// The fields array of every event none of whose fields declares an
+/// array length: [`define_fields`] defines them all, as the kernel's probe
+/// events have theirs defined, and the events share it instead of each
+/// allocating one.
+struct SharedFields([b::trace_event_fields; 2]);
+
+// SAFETY: never written; the tracing core only reads a fields array.
+unsafe impl Sync for SharedFields {}
+
+static DEFINE_ALL: SharedFields = SharedFields([
+    b::trace_event_fields {
+        type_: TRACE_FUNCTION_TYPE,
+        __bindgen_anon_1: b::trace_event_fields__bindgen_ty_1 {
+            define_fields: Some(define_fields),
+        },
+    },
+    // SAFETY: an all-zero `trace_event_fields` is valid (null pointers,
+    // zero numbers); its null type ends the array.
+    unsafe { core::mem::zeroed() },
+]);
+
+/// The event's own fields array, where a field declares an array length
+/// (a function event's `char name[64]`: [`fields_array_entries`]); empty
+/// where the shared one does, since `trace_define_field()` takes no
+/// length and needs no entry. Also returns the index of the first field
+/// [`define_fields`] defines.
+fn fields_array(shape: &Shape) -> Result<(KVec<b::trace_event_fields>, usize)> {
+    let view = shape.def.view();
+    if view.fields().all(|f| view.declared_len(&f) == 0) {
+        return Ok((KVec::new(), 0));
+    }
+    fields_array_entries(shape)
+}
+
+/// An event's fields array: each field the tracing core can lay out at
 /// its offset is an entry of its own, which carries its declared array
 /// length (`trace_define_field()` takes none); from the first that it
 /// cannot, `define_fields` defines the rest. Also returns that index.
-fn fields_array(shape: &Shape) -> Result<(KVec<b::trace_event_fields>, usize)> {
+fn fields_array_entries(shape: &Shape) -> Result<(KVec<b::trace_event_fields>, usize)> {
     let view = shape.def.view();
     // How many fields the array can lay out: it is allocated to its size
     // (an array of them sized for the largest event would take a bigger
@@ -149,7 +183,8 @@ pub(crate) struct TraceEvent {
     class: Opaque<b::trace_event_class>,
     funcs: Opaque<b::trace_event_functions>,
     sink: Opaque<b::dynprobe_sink>,
-    /// `class.fields_array` points to its buffer; never changed.
+    /// `class.fields_array` points to its buffer, or to [`DEFINE_ALL`]
+    /// when it is empty; never changed.
     fields: KVec<b::trace_event_fields>,
     /// Fields from this index on are defined by [`define_fields`].
     first_defined: usize,
@@ -233,7 +268,11 @@ impl TraceEvent {
         // NUL-terminated strings at those offsets.
         unsafe {
             (*class).system = base;
-            (*class).fields_array = ev.fields.as_ptr().cast_mut();
+            (*class).fields_array = if ev.fields.is_empty() {
+                DEFINE_ALL.0.as_ptr().cast_mut()
+            } else {
+                ev.fields.as_ptr().cast_mut()
+            };
             (*class).reg = Some(dynprobe_rs_event_reg);
             let fields_head = core::ptr::addr_of_mut!((*class).fields);
             (*fields_head).next = fields_head;
@@ -829,7 +868,7 @@ mod kunit {
             _ => return Err(EINVAL),
         }
         let shape = Shape::new(compile(&def)?)?;
-        let (array, first_defined) = fields_array(&shape)?;
+        let (array, first_defined) = fields_array_entries(&shape)?;
         let view = shape.def.view();
         assert_eq!(first_defined, view.nr_fields());
         // One entry per field and the null that ends the array.
@@ -861,5 +900,39 @@ mod kunit {
             b"p:kunit/arr 0x1000 a=%di:u8 b=+0(%si):u8[3] c=%dx:u64 d=+0(%cx):char[5]",
             Control::KprobeEvents,
         )
+    }
+
+    #[test]
+    fn fields_array_lays_out_function_event_arrays() -> Result {
+        check_layout(
+            b"link_path_walk(char[64] name, x8[6] mac+558, int n)",
+            Control::FunctionEvents,
+        )
+    }
+
+    /// Which array an event gets: its own only where a field declares a
+    /// length, the shared one otherwise.
+    fn own_array_len(line: &[u8], control: Control) -> Result<usize> {
+        let mut def = new_definition()?;
+        match parse(control, line, &NoResolver, &mut def) {
+            Ok(Command::Define) => {}
+            _ => return Err(EINVAL),
+        }
+        let shape = Shape::new(compile(&def)?)?;
+        let (array, first_defined) = fields_array(&shape)?;
+        if array.is_empty() {
+            assert_eq!(first_defined, 0);
+        }
+        Ok(array.len())
+    }
+
+    #[test]
+    fn only_declared_lengths_need_an_array_of_their_own() -> Result {
+        let kprobe = b"p:kunit/arr 0x1000 a=%di:u8 b=+0(%si):u8[3] e=+0(%di):string";
+        assert_eq!(own_array_len(kprobe, Control::KprobeEvents)?, 0);
+        assert_eq!(own_array_len(b"vfs_read(x64 file, u64 n)", Control::FunctionEvents)?, 0);
+        // Two header fields, the array, the terminator.
+        assert_eq!(own_array_len(b"vfs_read(char[8] f)", Control::FunctionEvents)?, 4);
+        Ok(())
     }
 }

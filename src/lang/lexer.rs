@@ -134,6 +134,11 @@ impl<'a> Cursor<'a> {
     }
 
     /// The byte at the position, 0 at the end.
+    /// The whole line.
+    pub(crate) fn text(&self) -> &'a [u8] {
+        self.line
+    }
+
     pub(crate) fn byte(&self) -> u8 {
         at(self.line, self.pos)
     }

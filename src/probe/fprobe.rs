@@ -143,10 +143,24 @@ impl FprobeHook {
     }
 
     /// For a function list, the addresses of the functions it takes now
-    /// (modules come and go between enables); `None` for one function or
-    /// glob.
+    /// (modules come and go between enables), and for `MOD:SYM` the
+    /// address of that module's function; `None` for one function of the
+    /// kernel's or glob, which fprobe finds by name.
     fn list(&self) -> Result<Option<KVec<usize>>> {
         let text = self.func.split_last().map_or(&[][..], |(_, n)| n);
+        if let Some(colon) = text.iter().position(|&c| c == b':') {
+            if !is_function_list(text) {
+                let module = super::hook::nul_terminated(text.get(..colon).unwrap_or(&[]))?;
+                let module = CStr::from_bytes_with_nul(&module).map_err(|_| EINVAL)?;
+                let name = text.get(colon + 1..).unwrap_or(&[]);
+                let addr = super::function_list::module_function(module, name).inspect_err(|e| {
+                    pr_warn!("cannot find {}: {:?}\n", self.name(), e);
+                })?;
+                let mut addrs = KVec::new();
+                addrs.push(addr, GFP_KERNEL)?;
+                return Ok(Some(addrs));
+            }
+        }
         if !is_function_list(text) {
             return Ok(None);
         }

@@ -168,3 +168,55 @@ pub(crate) fn entry_copies(
         },
     }
 }
+
+/// What a walk for one name in one module finds.
+struct NameWalk<'a> {
+    name: &'a [u8],
+    /// Addresses of the symbols of that name (aliases once).
+    found: Option<usize>,
+    several: bool,
+}
+
+/// A kallsyms walk's callback for [`module_function`].
+///
+/// # Safety
+///
+/// `data` is a live `NameWalk` used by nothing else during the call;
+/// `name` is NUL-terminated.
+unsafe extern "C" fn find_name(data: *mut c_void, name: *const c_char, addr: c_ulong) -> c_int {
+    // SAFETY: per the function's contract.
+    let (w, name) = unsafe { (&mut *data.cast::<NameWalk<'_>>(), CStr::from_char_ptr(name)) };
+    if name.to_bytes() != w.name {
+        return 0;
+    }
+    match w.found {
+        None => w.found = Some(addr),
+        Some(a) if a == addr => {}
+        Some(_) => w.several = true,
+    }
+    0
+}
+
+/// The address of function `name` of the loaded module `module` (a
+/// `MOD:SYM` place of an `f` line or function event), which ftrace can
+/// hook: `ENOENT` if the module has none (or is not loaded), `EINVAL` if
+/// it has several of that name or ftrace cannot hook it.
+pub(crate) fn module_function(module: &core::ffi::CStr, name: &[u8]) -> Result<usize> {
+    let mut w = NameWalk {
+        name,
+        found: None,
+        several: false,
+    };
+    let data = core::ptr::from_mut(&mut w).cast::<c_void>();
+    // SAFETY: `find_name` reads `data` as the `NameWalk` above, which
+    // outlives the walk; `module` is NUL-terminated. The walk may sleep.
+    unsafe {
+        b::dynprobe_call_module_kallsyms_on_each_symbol(module.as_char_ptr(), Some(find_name), data)
+    };
+    match (w.found, w.several) {
+        (None, _) => Err(ENOENT),
+        (Some(_), true) => Err(EINVAL),
+        (Some(addr), false) if super::fprobe::address_traceable(addr) => Ok(addr),
+        (Some(_), false) => Err(EINVAL),
+    }
+}

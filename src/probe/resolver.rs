@@ -375,8 +375,12 @@ impl Resolver for KernelResolver {
     }
 
     fn function_exists(&self, module: Option<&str>, symbol: &str) -> Option<bool> {
-        if module.is_some() {
-            return None;
+        if let Some(m) = module {
+            // `MOD:SYM` of an `f` line or function event: that module,
+            // loaded, has one traceable function of the name.
+            let m = SymbolName::new(m)?;
+            let found = crate::probe::function_list::module_function(m.c_str(), symbol.as_bytes());
+            return Some(found.is_ok());
         }
         let Some(name) = SymbolName::new(symbol) else {
             return Some(false);

@@ -176,10 +176,18 @@ pub(super) fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
         r.tracepoint_exists(sym_copy.as_str())
     } else if list.is_some() {
         r.function_exists(None, sym_copy.as_str())
-    } else if find(sym, b':').is_some() {
-        // 7.2's fprobes match the name against kallsyms names, which
-        // have no module prefix: `MOD:SYM` (or any ':') never matches.
-        Some(false)
+    } else if let Some(c) = find(sym, b':') {
+        // The kernel's fprobes match the name against kallsyms names,
+        // which have no module prefix, so `MOD:SYM` never matches there;
+        // dynprobe takes that module's function of the name (loaded, one
+        // of the name, traceable), as kprobes do, and hooks it by address.
+        let module = core::str::from_utf8(head(sym, c)).unwrap_or(NO_SUCH_SYMBOL);
+        let name = core::str::from_utf8(tail(sym, c + 1)).unwrap_or(NO_SUCH_SYMBOL);
+        if module.is_empty() || name.is_empty() {
+            Some(false)
+        } else {
+            r.function_exists(Some(module), name)
+        }
     } else {
         r.function_exists(None, sym_copy.as_str())
     };

@@ -264,6 +264,18 @@ fn named_arg_at(line: &[u8], pos: usize) -> bool {
 /// outside parentheses that ends it. A fetch argument is one word: a
 /// space followed by anything else is refused there.
 fn named_arg_end(p: &mut Cursor<'_>) -> Result<usize, ParseError> {
+    let start = p.pos;
+    let end = named_arg_scan(p)?;
+    // Fetch arguments are text: bytes that are not UTF-8 could not be
+    // listed back.
+    if core::str::from_utf8(text::mid(p.text(), start, end)).is_err() {
+        return Err(function_error(ErrorCode::BadFetchArg, start));
+    }
+    Ok(end)
+}
+
+/// [`named_arg_end`]'s scan.
+fn named_arg_scan(p: &mut Cursor<'_>) -> Result<usize, ParseError> {
     let mut depth = 0usize;
     loop {
         let c = p.byte();
@@ -277,6 +289,10 @@ fn named_arg_end(p: &mut Cursor<'_>) -> Result<usize, ParseError> {
                 let end = p.pos;
                 p.skip_space();
                 return match p.byte() {
+                    // A fetch argument closes what it opens.
+                    0 | b',' | b')' if depth > 0 => {
+                        Err(function_error(ErrorCode::BadFetchArg, end))
+                    }
                     0 | b',' | b')' => Ok(end),
                     _ => Err(function_error(ErrorCode::FeSpaceInArg, end)),
                 };
@@ -419,11 +435,27 @@ pub(crate) fn parse<R: Resolver>(
     let mut p = Cursor::new(line);
     // FUNCTION
     p.skip_space();
-    let (fst, func) = p.take_while(|c| is_alnum(c) || matches!(c, b'_' | b'.'));
+    let (fst, mut func) = p.take_while(|c| is_alnum(c) || matches!(c, b'_' | b'.'));
+    // `MOD:FUNCTION`: that module's function (dynprobe's; the event is
+    // still `functions/FUNCTION`).
+    let mut module: &[u8] = &[];
+    if p.byte() == b':' {
+        p.pos += 1;
+        module = func;
+        let (nst, name) = p.take_while(|c| is_alnum(c) || matches!(c, b'_' | b'.'));
+        if module.is_empty() {
+            return Err(function_error(ErrorCode::FeBadFunc, fst));
+        }
+        if name.is_empty() {
+            return Err(function_error(ErrorCode::FeBadFunc, nst));
+        }
+        func = name;
+    }
     if func.is_empty() || !(is_alpha(at(func, 0)) || at(func, 0) == b'_') {
         return Err(function_error(ErrorCode::FeBadFunc, fst));
     }
-    if out.symbol.set(text::as_str(func)).is_err() {
+    let place = text::mid(line, fst, p.pos);
+    if out.symbol.set(text::as_str(place)).is_err() {
         return Err(function_error(ErrorCode::FeBadFunc, fst));
     }
     out.has_symbol = true;
@@ -454,7 +486,7 @@ pub(crate) fn parse<R: Resolver>(
         format_args!("{}{}", text::as_str(func), if exit { "__exit" } else { "" }),
     );
     out.fe_text.clear();
-    listed!(out.fe_text, fst, "{}(", text::as_str(func))?;
+    listed!(out.fe_text, fst, "{}(", text::as_str(place))?;
 
     // Where the compiler kept only its copies of the function
     // (`NAME.isra.0`), the one copy is the place; the event keeps the
@@ -463,7 +495,13 @@ pub(crate) fn parse<R: Resolver>(
     // come first.
     let mut copy: Str<{ crate::lang::SYMBOL_CAP }> = Str::new();
     let mut missing = None;
-    if r.function_exists(None, text::as_str(func)) == Some(false) {
+    if !module.is_empty() {
+        // No BTF is asked about it: BTF finds a function by its name
+        // alone, which may be another module's.
+        if r.function_exists(Some(text::as_str(module)), text::as_str(func)) == Some(false) {
+            missing = Some(ErrorCode::BadProbeAddr);
+        }
+    } else if r.function_exists(None, text::as_str(func)) == Some(false) {
         match r.entry_copies(None, text::as_str(func), &mut copy) {
             Copies::One => {
                 if out.symbol.set(copy.as_str()).is_err() {
@@ -474,7 +512,9 @@ pub(crate) fn parse<R: Resolver>(
             Copies::None => missing = Some(ErrorCode::BadProbeAddr),
         }
     }
-    let func_name = if copy.is_empty() {
+    let func_name = if !module.is_empty() {
+        text::as_str(place)
+    } else if copy.is_empty() {
         text::as_str(func)
     } else {
         copy.as_str()

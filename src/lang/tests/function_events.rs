@@ -400,6 +400,19 @@ fn named_argument_errors_point_into_the_line() {
         };
         assert_eq!(e.column, want, "{line}");
     }
+    // Bytes that are not UTF-8 could not be listed back: refused at the
+    // argument (a case the fuzzer found, in the return value's type).
+    for line in [
+        &b"v(x64 pt) -> ret::\x94\x94"[..],
+        b"vfs_read(file:\x94)",
+        // Parentheses a fetch argument leaves open would take the list's
+        // own, and the listing would read back otherwise.
+        b"vfs_read(+0(file )",
+    ] {
+        let mut d = Box::new(Definition::new());
+        let e = parse(Control::FunctionEvents, line, &FakeKernel, &mut d).unwrap_err();
+        assert_eq!(e.code, ErrorCode::BadFetchArg, "{line:?}");
+    }
     // Lines of the 2018 grammar keep their errors.
     for (line, code, col) in [
         ("ip_rcv(x64)", ErrorCode::FeNoField, 10),

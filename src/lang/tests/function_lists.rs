@@ -204,3 +204,35 @@ fn a_function_with_one_copy_is_probed_there() {
     let d = def_of(Control::KprobeEvents, "p two_copies.isra.0");
     assert_eq!(d.symbol(), Some("two_copies.isra.0"));
 }
+
+#[test]
+fn module_functions_by_mod_sym() {
+    // `MOD:SYM` on f lines and function events: that module's function.
+    let d = def_of(Control::DynamicEvents, "f mymod:vfs_read a=$arg1");
+    assert_eq!(d.symbol(), Some("mymod:vfs_read"));
+    assert_eq!(d.event(), "mymod_vfs_read__entry");
+    assert_eq!(
+        canon_of(&d),
+        "f:fprobes/mymod_vfs_read__entry mymod:vfs_read a=$arg1"
+    );
+    let d = def_of(Control::FunctionEvents, "mymod:vfs_read(x64 a)");
+    assert_eq!(d.symbol(), Some("mymod:vfs_read"));
+    assert_eq!((d.group(), d.event()), ("functions", "vfs_read"));
+    assert_eq!(canon_of(&d), "mymod:vfs_read(x64 a)");
+    for (line, code, col) in [
+        ("mymod:nosuch(x64 a)", ErrorCode::BadProbeAddr, 0),
+        (":vfs_read(x64 a)", ErrorCode::FeBadFunc, 0),
+        ("mymod:(x64 a)", ErrorCode::FeBadFunc, 6),
+    ] {
+        let e = err_of(Control::FunctionEvents, line);
+        assert_eq!((e.code, e.column), (code, col), "{line}");
+    }
+    // BTF finds a function by its name alone, which may be another
+    // module's: named arguments are refused on MOD:SYM.
+    let _ = err_of(Control::FunctionEvents, "mymod:vfs_read(file)");
+    let _ = err_of(Control::DynamicEvents, "f mymod:vfs_read file");
+    assert_eq!(
+        err_of(Control::DynamicEvents, "f mymod:nosuch").code,
+        ErrorCode::BadProbeAddr
+    );
+}
