@@ -859,15 +859,20 @@ mod kunit {
         }
     }
 
-    /// The fields array of a definition, laid out as the tracing core
-    /// does: each entry at the offset and of the size of its field.
-    fn check_layout(line: &[u8], control: Control) -> Result {
+    /// The shape of an event defined by `line`.
+    fn shape_of(line: &[u8], control: Control) -> Result<Shape> {
         let mut def = new_definition()?;
         match parse(control, line, &NoResolver, &mut def) {
             Ok(Command::Define) => {}
             _ => return Err(EINVAL),
         }
-        let shape = Shape::new(compile(&def)?)?;
+        Shape::new(compile(&def)?)
+    }
+
+    /// The fields array of a definition, laid out as the tracing core
+    /// does: each entry at the offset and of the size of its field.
+    fn check_layout(line: &[u8], control: Control) -> Result {
+        let shape = shape_of(line, control)?;
         let (array, first_defined) = fields_array_entries(&shape)?;
         let view = shape.def.view();
         assert_eq!(first_defined, view.nr_fields());
@@ -913,13 +918,7 @@ mod kunit {
     /// Which array an event gets: its own only where a field declares a
     /// length, the shared one otherwise.
     fn own_array_len(line: &[u8], control: Control) -> Result<usize> {
-        let mut def = new_definition()?;
-        match parse(control, line, &NoResolver, &mut def) {
-            Ok(Command::Define) => {}
-            _ => return Err(EINVAL),
-        }
-        let shape = Shape::new(compile(&def)?)?;
-        let (array, first_defined) = fields_array(&shape)?;
+        let (array, first_defined) = fields_array(&shape_of(line, control)?)?;
         if array.is_empty() {
             assert_eq!(first_defined, 0);
         }
