@@ -422,10 +422,10 @@ pub fn run(cmd: Cmd) -> i32 {
             if !loaded() {
                 return 1;
             }
-            for (t, text) in fs_.listings() {
-                for l in text.lines().filter(|l| !l.trim().is_empty()) {
-                    println!("{}: {l}", t.file());
-                }
+            // Each event once, under the file of its form (dynamic_events
+            // lists the others' too).
+            for d in fs_.defined() {
+                println!("{}: {}", d.target.file(), d.line);
             }
             0
         }
