@@ -385,6 +385,14 @@ fn stream(fs_: &Tracefs, opts: &Options, made: &mut Made) -> i32 {
         if let Some(sig) = nonzero(STOP.load(Ordering::SeqCst)) {
             status = 128 + sig;
             if let Some(c) = &mut child {
+                // The signal goes on to CMD (Ctrl-C reached it already,
+                // a kill(1) did not); its end is waited for.
+                if let Ok(pid) = libc::pid_t::try_from(c.id()) {
+                    // SAFETY: kill(2) on the child this run started.
+                    unsafe {
+                        libc::kill(pid, sig);
+                    }
+                }
                 let _ = c.wait();
             }
             draining = 3;
