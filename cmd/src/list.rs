@@ -27,7 +27,14 @@ pub fn prototype(btf: &Btf<'_>, names: Option<&Names>, func: &str) -> Option<Str
         let (n, ty) = btf.func_param(func, i)?;
         params.push(match names {
             Some(_) if n.is_empty() && ty == 0 => "...".to_string(),
-            Some(names) => format!("{} {n}", names.type_name(ty)),
+            Some(names) => {
+                let t = names.type_name(ty);
+                if t.ends_with('*') {
+                    format!("{t}{n}")
+                } else {
+                    format!("{t} {n}")
+                }
+            }
             None if n.is_empty() && ty == 0 => "...".to_string(),
             None => n.to_string(),
         });

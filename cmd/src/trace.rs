@@ -100,8 +100,47 @@ fn json_str(s: &str) -> String {
     o
 }
 
+/// Which of `names` (the events' names) a line of the run's own instance
+/// is from: the name trace_pipe prints before the event's text, or for a
+/// function event, which prints none, its function (`CALLER->FUNC(` at
+/// entry, `CALLER <- FUNC(` at exit, `FUNC__exit`).
+pub fn event_of<'n>(t: &TraceLine<'_>, names: &'n [String]) -> Option<&'n str> {
+    if let Some(n) = names.iter().find(|n| *n == t.event) {
+        return Some(n);
+    }
+    let whole = if t.text.is_empty() {
+        t.event.to_string()
+    } else {
+        format!("{}: {}", t.event, t.text)
+    };
+    let (func, exit) = if let Some((_, rest)) = whole.split_once(" <- ") {
+        (rest.split('(').next()?, true)
+    } else {
+        let (_, rest) = whole.split_once("->")?;
+        (rest.split('(').next()?, false)
+    };
+    let want = format!(
+        "{}{}",
+        func.replace('.', "_"),
+        if exit { "__exit" } else { "" }
+    );
+    names.iter().find(|n| **n == want).map(String::as_str)
+}
+
 /// One event as a JSON object on one line.
-pub fn to_json(t: &TraceLine<'_>) -> String {
+pub fn to_json(t: &TraceLine<'_>, names: &[String]) -> String {
+    // A function event prints no name: its name, and all it printed.
+    let (event, text) = match event_of(t, names) {
+        Some(n) if n != t.event => (
+            n,
+            if t.text.is_empty() {
+                t.event.to_string()
+            } else {
+                format!("{}: {}", t.event, t.text)
+            },
+        ),
+        _ => (t.event, t.text.to_string()),
+    };
     format!(
         "{{\"comm\":{},\"pid\":{},\"cpu\":{},\"time\":{},\"event\":{},\"text\":{}}}",
         json_str(t.comm),
@@ -112,8 +151,8 @@ pub fn to_json(t: &TraceLine<'_>) -> String {
             .parse::<u64>()
             .map_or(json_str(t.cpu), |c| c.to_string()),
         json_str(t.time),
-        json_str(t.event),
-        json_str(t.text)
+        json_str(event),
+        json_str(&text)
     )
 }
 
@@ -277,6 +316,10 @@ fn stream(fs_: &Tracefs, opts: &Options, made: &mut Made) -> i32 {
         .iter()
         .map(|d| d.event.rsplit('/').next().unwrap_or(&d.event).to_string())
         .collect();
+    // Our own reads (of trace_pipe, of the listings) are not traced:
+    // on vfs_read they would feed themselves.
+    let own_pid = std::process::id().to_string();
+    let _ = fs::write(base.join("set_event_notrace_pid"), &own_pid);
     for d in &made.events {
         let dir = base.join("events").join(&d.event);
         if let Some(f) = &opts.filter {
@@ -362,12 +405,17 @@ fn stream(fs_: &Tracefs, opts: &Options, made: &mut Made) -> i32 {
             let l = String::from_utf8_lossy(&l[..l.len() - 1]).into_owned();
             let parsed = parse_trace_line(&l);
             if let Some(t) = &parsed {
-                if names.iter().any(|n| n == t.event) {
-                    *seen.entry(t.event.to_string()).or_default() += 1;
+                if t.pid == own_pid {
+                    // Our own reads of trace_pipe, should the pid filter
+                    // not hold them back.
+                    continue;
+                }
+                if let Some(n) = event_of(t, &names) {
+                    *seen.entry(n.to_string()).or_default() += 1;
                 }
             }
             let _ = match (&parsed, opts.json) {
-                (Some(t), true) => writeln!(out, "{}", to_json(t)),
+                (Some(t), true) => writeln!(out, "{}", to_json(t, &names)),
                 _ => writeln!(out, "{l}"),
             };
         }
@@ -450,13 +498,35 @@ mod tests {
         let t = parse_trace_line("  sh-1 [002] 5.5: ev: x").unwrap();
         assert_eq!((t.flags, t.time, t.event), ("", "5.5", "ev"));
         assert!(parse_trace_line("CPU:0 [LOST 5 EVENTS]").is_none());
+        let names = vec![
+            "vfs_read".to_string(),
+            "vfs_read__exit".to_string(),
+            "lat".to_string(),
+        ];
+        let ev = |l: &str| event_of(&parse_trace_line(l).unwrap(), &names).map(str::to_string);
         assert_eq!(
-            to_json(&t),
+            ev("  cat-145 [000] ..... 10.03: ksys_read->vfs_read(file=ff18, count=832)").as_deref(),
+            Some("vfs_read")
+        );
+        assert_eq!(
+            ev("  cat-145 [000] ..... 10.03: ksys_read <- vfs_read(file=ff18) ret=5").as_deref(),
+            Some("vfs_read__exit")
+        );
+        assert_eq!(ev("  sh-1 [002] 5.5: lat: ns=5").as_deref(), Some("lat"));
+        assert_eq!(ev("  sh-1 [002] 5.5: other: ns=5"), None);
+        assert_eq!(ev("  sh-1 [002] 5.5: a->vfs_write(x=1)"), None);
+        let f = parse_trace_line("  cat-1 [000] ..... 1.5: ksys_read->vfs_read(count=8)").unwrap();
+        assert_eq!(
+            to_json(&f, &names),
+            r#"{"comm":"cat","pid":1,"cpu":0,"time":"1.5","event":"vfs_read","text":"ksys_read->vfs_read(count=8)"}"#
+        );
+        assert_eq!(
+            to_json(&t, &[]),
             r#"{"comm":"sh","pid":1,"cpu":2,"time":"5.5","event":"ev","text":"x"}"#
         );
         let t = parse_trace_line("  a\"b-1 [0] 1.0: e: q=\"x\\y\"").unwrap();
-        assert!(to_json(&t).contains(r#""comm":"a\"b""#));
-        assert!(to_json(&t).contains(r#""text":"q=\"x\\y\"""#));
+        assert!(to_json(&t, &[]).contains(r#""comm":"a\"b""#));
+        assert!(to_json(&t, &[]).contains(r#""text":"q=\"x\\y\"""#));
     }
 
     #[test]
