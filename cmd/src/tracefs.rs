@@ -19,7 +19,7 @@ pub struct Tracefs {
 pub fn not_loaded_message(root: &Path) -> String {
     format!(
         "dynprobe: dynprobe is not loaded ({} does not exist).\n\
-         Load it with `modprobe dynprobe` (installed by DKMS or `make install`),\n\
+         Load it with `modprobe dynprobe` (DKMS installs it: see README.md),\n\
          or `insmod dynprobe.ko` from a build; then run this again as root.",
         root.join("dynprobe").display()
     )
