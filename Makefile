@@ -20,6 +20,9 @@
 #                 removals (SEED=N STEPS=M, KERNEL=stock)
 #   make run      boot the guest, load the module and show it working
 #   make shell    interactive guest with the module built
+#   make install-command  the dynprobe command and its bash completion
+#                 (PREFIX=/usr/local, DESTDIR; SYSTEM_CARGO=1 builds with
+#                 the machine's cargo instead of the set-up root's)
 # run, shell and check-peer take KERNEL=stock for Debian's stock kernel.
 
 # The kernel's build system reads Kbuild, never this file; KERNELRELEASE
@@ -44,7 +47,7 @@ endif
 # The samples link against dynprobe.ko's exports.
 SAMPLES_SYMBOLS = KBUILD_EXTRA_SYMBOLS=$(TOP)/Module.symvers
 
-.PHONY: all module samples module-stock kbuild-rust dkms-build setup check check-host check-guest check-debug check-peer bench bench-profile stress stress-hostile run shell clean
+.PHONY: all module samples module-stock kbuild-rust dkms-build setup check check-host check-guest check-debug check-peer bench bench-profile stress stress-hostile run shell clean install-command
 
 all: module
 
@@ -88,6 +91,15 @@ dkms-build:
 	for f in $(DYNPROBE_API_FILES); do install -D -m 0644 $(TOP)/$$f $$api.new/$$f || exit 1; done && \
 	rm -rf $$api && mv $$api.new $$api && \
 	echo "dynprobe's API for other modules: $$api"
+
+# The dynprobe command (cmd/): DKMS installs the module, this the command
+# beside it.
+PREFIX ?= /usr/local
+install-command:
+	$(if $(SYSTEM_CARGO),cd $(TOP)/cmd && cargo build --release --target-dir $(TOP)/build/cmd-target,$(TOP)/tools/setup/command)
+	install -D -m 0755 $(TOP)/build/cmd-target/release/dynprobe $(DESTDIR)$(PREFIX)/bin/dynprobe
+	install -D -m 0644 $(TOP)/cmd/completion/dynprobe.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/dynprobe
 
 setup:
 	$(TOP)/tools/setup/root
