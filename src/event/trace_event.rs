@@ -929,9 +929,15 @@ mod kunit {
     fn only_declared_lengths_need_an_array_of_their_own() -> Result {
         let kprobe = b"p:kunit/arr 0x1000 a=%di:u8 b=+0(%si):u8[3] e=+0(%di):string";
         assert_eq!(own_array_len(kprobe, Control::KprobeEvents)?, 0);
-        assert_eq!(own_array_len(b"vfs_read(x64 file, u64 n)", Control::FunctionEvents)?, 0);
+        assert_eq!(
+            own_array_len(b"vfs_read(x64 file, u64 n)", Control::FunctionEvents)?,
+            0
+        );
         // Two header fields, the array, the terminator.
-        assert_eq!(own_array_len(b"vfs_read(char[8] f)", Control::FunctionEvents)?, 4);
+        assert_eq!(
+            own_array_len(b"vfs_read(char[8] f)", Control::FunctionEvents)?,
+            4
+        );
         Ok(())
     }
 }

@@ -153,9 +153,10 @@ impl FprobeHook {
                 let module = super::hook::nul_terminated(text.get(..colon).unwrap_or(&[]))?;
                 let module = CStr::from_bytes_with_nul(&module).map_err(|_| EINVAL)?;
                 let name = text.get(colon + 1..).unwrap_or(&[]);
-                let addr = super::function_list::module_function(module, name).inspect_err(|e| {
-                    pr_warn!("cannot find {}: {:?}\n", self.name(), e);
-                })?;
+                let addr =
+                    super::function_list::module_function(module, name).inspect_err(|e| {
+                        pr_warn!("cannot find {}: {:?}\n", self.name(), e);
+                    })?;
                 let mut addrs = KVec::new();
                 addrs.push(addr, GFP_KERNEL)?;
                 return Ok(Some(addrs));

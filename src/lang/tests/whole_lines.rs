@@ -353,7 +353,7 @@ const CASES: &[(&[u8], [&str; 3])] = &[
         [
             "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"p:ev\"",
             "error NoMatchingType col 0 errno 22 dynevent logged true cmd \"p:ev\"",
-            "error FeNoOpenParen col 1 errno 22 function_events logged true cmd \"p:ev\"",
+            "error FeNoOpenParen col 4 errno 22 function_events logged true cmd \"p:ev\"",
         ],
     ),
     (
@@ -361,7 +361,7 @@ const CASES: &[(&[u8], [&str; 3])] = &[
         [
             "define p:kprobes/ev vfs_read",
             "define p:kprobes/ev vfs_read",
-            "error FeNoOpenParen col 1 errno 22 function_events logged true cmd \"p:ev vfs_read \"",
+            "error FeNoOpenParen col 5 errno 22 function_events logged true cmd \"p:ev vfs_read \"",
         ],
     ),
     (
@@ -369,7 +369,7 @@ const CASES: &[(&[u8], [&str; 3])] = &[
         [
             "define p:kprobes/ev vfs_read",
             "define p:kprobes/ev vfs_read",
-            "error FeNoOpenParen col 1 errno 22 function_events logged true cmd \"p:ev\\u{b}vfs_read\"",
+            "error FeNoOpenParen col 5 errno 22 function_events logged true cmd \"p:ev\\u{b}vfs_read\"",
         ],
     ),
     (
@@ -377,7 +377,7 @@ const CASES: &[(&[u8], [&str; 3])] = &[
         [
             "error BadType col 18 errno 22 trace_kprobe logged true cmd \"p:ev vfs_read %di:x9\"",
             "error BadType col 18 errno 22 trace_kprobe logged true cmd \"p:ev vfs_read %di:x9\"",
-            "error FeNoOpenParen col 1 errno 22 function_events logged true cmd \"p:ev  vfs_read\\t%di:x9 \"",
+            "error FeNoOpenParen col 6 errno 22 function_events logged true cmd \"p:ev  vfs_read\\t%di:x9 \"",
         ],
     ),
     (
@@ -385,7 +385,7 @@ const CASES: &[(&[u8], [&str; 3])] = &[
         [
             "error BadType col 18 errno 22 trace_kprobe logged true cmd \"p:ev vfs_read %di:x9\"",
             "error BadType col 18 errno 22 trace_kprobe logged true cmd \"p:ev vfs_read %di:x9\"",
-            "error FeNoOpenParen col 1 errno 22 function_events logged true cmd \"p:ev vfs_read %di:x9\"",
+            "error FeNoOpenParen col 5 errno 22 function_events logged true cmd \"p:ev vfs_read %di:x9\"",
         ],
     ),
     (
@@ -497,7 +497,7 @@ const CASES: &[(&[u8], [&str; 3])] = &[
         [
             "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"f:ev vfs_read common_tgid=$arg1\"",
             "error UsedArgName col 14 errno 22 trace_fprobe logged true cmd \"f:ev vfs_read common_tgid=$arg1\"",
-            "error FeNoOpenParen col 1 errno 22 function_events logged true cmd \"f:ev vfs_read common_tgid=$arg1\"",
+            "error FeNoOpenParen col 5 errno 22 function_events logged true cmd \"f:ev vfs_read common_tgid=$arg1\"",
         ],
     ),
     (
@@ -505,7 +505,7 @@ const CASES: &[(&[u8], [&str; 3])] = &[
         [
             "error NoMatchingType col 0 errno 22 trace_kprobe logged false cmd \"f:ev vfs_read __probe_func=$arg1\"",
             "error UsedArgName col 14 errno 22 trace_fprobe logged true cmd \"f:ev vfs_read __probe_func=$arg1\"",
-            "error FeNoOpenParen col 1 errno 22 function_events logged true cmd \"f:ev vfs_read __probe_func=$arg1\"",
+            "error FeNoOpenParen col 5 errno 22 function_events logged true cmd \"f:ev vfs_read __probe_func=$arg1\"",
         ],
     ),
 ];
