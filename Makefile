@@ -96,7 +96,7 @@ dkms-build:
 # beside it.
 PREFIX ?= /usr/local
 install-command:
-	$(if $(SYSTEM_CARGO),cd $(TOP)/cmd && cargo build --release --target-dir $(TOP)/build/cmd-target,$(TOP)/tools/setup/command)
+	$(if $(SYSTEM_CARGO),cd $(TOP)/cmd && cargo build --release --target-dir $(TOP)/build/cmd-target,$(TOP)/tools/setup/command --release)
 	install -D -m 0755 $(TOP)/build/cmd-target/release/dynprobe $(DESTDIR)$(PREFIX)/bin/dynprobe
 	install -D -m 0644 $(TOP)/cmd/completion/dynprobe.bash \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/dynprobe
