@@ -133,6 +133,23 @@ def perf_pids():
     return pids
 
 
+def perf_fd_holders():
+    """Processes holding a perf event file open: "comm[pid]" each."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            fds = os.listdir("/proc/%s/fd" % d)
+            n = sum(1 for fd in fds
+                    if os.readlink("/proc/%s/fd/%s" % (d, fd)) == "anon_inode:[perf_event]")
+            if n:
+                out.append("%s[%s] %d" % (read_text("/proc/%s/comm" % d).strip(), d, n))
+        except OSError:
+            pass
+    return out
+
+
 def possible_cpus():
     """The number of possible CPUs (/sys/devices/system/cpu/possible: "0-1,4")."""
     n = 0

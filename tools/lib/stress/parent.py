@@ -328,6 +328,8 @@ class Parent:
             events = r["ledger"]
             # Truncations after this writer's last look.
             for entry in log[r["log_seen"]:]:
+                if entry["type"] == "quiesced":
+                    continue
                 if entry["type"] == "cleared":
                     events = [e for e in events if KIND_CLASS[e["kind"]] not in entry["classes"]]
                 else:

@@ -16,7 +16,7 @@ from stress.common import (
     CLEARS, CONTROL_FILES, DYNAMIC_EVENTS, FUNCTION_EVENTS, KIND_CLASS,
     KPROBE_EVENTS, LOCK_TIMEOUT, PERF_PAUSE, RECORD_KIND, Role, TRUNC_LOG, WORK,
     errname, func_entry_line, func_exit_line, kernel_log_tail, line_owner,
-    line_place, listing, now, perf_pids, place_funcs, probe_line, read_text)
+    line_place, listing, now, perf_fd_holders, perf_pids, place_funcs, probe_line, read_text)
 
 # ---------------------------------------------------------------- workload
 
@@ -154,6 +154,9 @@ class Writer(Role):
         self.fgroup = "stress%df" % index
         self.events = {}            # (group, name) -> Event, creation order
         self.log_seen = 0
+        # When a truncator last disabled every event (the log's newest
+        # "quiesced" entry seen).
+        self.quiesced_at = float("-inf")
         self.lock = lock
         self.rng = random.Random(os.getpid() ^ int(time.time()))
         self.slots = []
@@ -187,15 +190,19 @@ class Writer(Role):
         """Applies truncations done by anyone since the last look."""
         for entry in read_trunc_log(self.log_seen):
             self.log_seen += 1
-            if entry["type"] == "cleared":
+            if entry["type"] == "quiesced":
+                # A truncator disabled every event, whether or not its
+                # truncation then succeeded: what I enabled before may
+                # be off now (read again once the lock is mine).
+                self.quiesced_at = max(self.quiesced_at, entry["at"])
+            elif entry["type"] == "cleared":
                 gone = [k for k, ev in self.events.items()
                         if ev.cls in entry["classes"]]
-                quiesced = entry.get("quiesced_at")
                 for k in gone:
                     ev = self.events.pop(k)
                     # Enabled before a truncator disabled everything is
                     # fine; enabled after that, it had to refuse.
-                    if ev.enabled and (quiesced is None or ev.enabled_at > quiesced):
+                    if ev.enabled and ev.enabled_at > self.quiesced_at:
                         self.error("%s cleared %s while %s/%s was enabled by me"
                                    % (entry["by"], entry["file"], ev.group, ev.name))
             elif entry["type"] == "lines":
@@ -344,7 +351,7 @@ class Writer(Role):
                 return self.removal_outcome(what + " (retried)", ev, rc, gone_lines)
             else:
                 self.error("%s: EBUSY, but the event is neither enabled nor used by perf "
-                       "(perf: %s)" % (what, self.perf_state()))
+                           "(perf: %s; %s)" % (what, self.perf_state(), self.hold_diagnosis(ev)))
         elif rc == 0:
             if ev.enabled:
                 self.error("%s: OK although the event is enabled" % what)
@@ -467,16 +474,15 @@ class Writer(Role):
 
     def group_outcome(self, what, group, members, rc, may_retry=False):
         """Checks a group removal and updates the ledger. False when it
-        stopped at an event nothing explains and may_retry: the caller
+        was refused and nothing explains why and may_retry: the caller
         writes it again (write_again_with_perf_paused)."""
         unexplained = None
         if not members:
             self.expect("remove group of no event", rc, (errno.ENOENT,), " " + what)
             self.verify(what)
             return True
-        # Events go in creation order until the first busy one, which
-        # stops the removal with EBUSY (as the kernel's dyn_event_release
-        # does): what remains must be a suffix of the group.
+        # A removal is all or nothing: refused with EBUSY when one of the
+        # group's events is in use, and then every one of them stays.
         left = [line_owner(l) for l in listing(DYNAMIC_EVENTS) if line_owner(l)[0] == group]
         left = list(dict.fromkeys(left))
         keys = [(ev.group, ev.name) for ev in members]
@@ -485,13 +491,11 @@ class Writer(Role):
             if left:
                 self.error("%s: OK but %s remain" % (what, left))
         elif rc == errno.EBUSY:
-            self.count("EBUSY refusals: group removal stopped at a busy event")
-            if keys[len(removed):] != left or not left:
-                self.error("%s: EBUSY left %s of %s (not a suffix)" % (what, left, keys))
-            elif left[0] in self.events:
-                first = self.events[left[0]]
-                if not first.enabled and not self.perf_holds(first):
-                    unexplained = first
+            self.count("EBUSY refusals: group removal refused for a busy event")
+            if removed:
+                self.error("%s: EBUSY, yet it removed %s (left %s)" % (what, removed, left))
+            elif not any(ev.enabled or self.perf_holds(ev) for ev in members):
+                unexplained = members
         else:
             self.expect(what, rc, (0, errno.EBUSY))
         for k in removed:
@@ -506,10 +510,22 @@ class Writer(Role):
             return True
         if may_retry:
             return False
-        self.error("%s: stopped at %s/%s, which is neither enabled nor used by perf "
-                   "(perf: %s)" % (what, unexplained.group, unexplained.name,
-                                   self.perf_state()))
+        self.error("%s: refused, but none of %s is enabled or used by perf (perf: %s; %s)" %
+                   (what, ["%s/%s" % (ev.group, ev.name) for ev in unexplained],
+                    self.perf_state(),
+                    "; ".join("%s: %s" % (ev.name, self.hold_diagnosis(ev)) for ev in unexplained)))
         return True
+
+    @staticmethod
+    def hold_diagnosis(ev):
+        """What may hold ev: its enable file and the processes that have
+        perf events open."""
+        try:
+            state = read_text(ev.path() + "/enable").strip()
+        except OSError as e:
+            state = str(e)
+        return "enable reads %r; perf events open in: %s" % (
+            state, ", ".join(perf_fd_holders()) or "no process")
 
     def op_wrong_file(self):
         fev = [ev for ev in self.events.values() if ev.cls == "f"]
@@ -611,6 +627,7 @@ class Writer(Role):
                 ev.enabled = False
             mine_on = []
             quiesced_at = now()
+            append_trunc_log({"type": "quiesced", "by": self.name, "at": quiesced_at})
             self.count("truncations after disabling everything")
         before = listing(DYNAMIC_EVENTS) + listing(FUNCTION_EVENTS)
         self.hb("truncate %s" % path)
