@@ -265,6 +265,8 @@ static void eprobe_free(struct dynprobe_eprobe *eprobe)
 	 * none does.
 	 */
 	synchronize_rcu();
+	/* Nor is a record of it left for perf. */
+	dynprobe_eprobe_perf_sync();
 	if (eprobe->filter)
 		dynprobe_call_free_event_filter(eprobe->filter);
 	trace_put_event_file(eprobe->source);
@@ -339,11 +341,16 @@ int dynprobe_eprobe_init(void)
 {
 	int ret;
 
+	ret = dynprobe_eprobe_perf_init();
+	if (ret)
+		return ret;
 	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN,
 					"dynprobe/eprobe:online",
 					eprobes_cpu_online, NULL);
-	if (ret < 0)
+	if (ret < 0) {
+		dynprobe_eprobe_perf_exit();
 		return ret;
+	}
 	online_state = ret;
 	ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN,
 					"dynprobe/eprobe:dead",
@@ -351,6 +358,7 @@ int dynprobe_eprobe_init(void)
 	if (ret < 0) {
 		cpuhp_remove_state_nocalls(online_state);
 		online_state = -1;
+		dynprobe_eprobe_perf_exit();
 		return ret;
 	}
 	dead_state = ret;
@@ -366,6 +374,7 @@ void dynprobe_eprobe_exit(void)
 		cpuhp_remove_state_nocalls(online_state);
 	dead_state = online_state = -1;
 	cancel_work_sync(&eprobes_work);
+	dynprobe_eprobe_perf_exit();
 }
 
 /*

@@ -369,7 +369,9 @@ static __always_inline void dispatch(const struct dynprobe_feed *feed,
 		if ((flags & DYNPROBE_SINK_TRACE) && files)
 			trace_record(files, hit->regs, rec, len);
 #ifdef CONFIG_PERF_EVENTS
-		if (flags & DYNPROBE_SINK_PERF)
+		if ((flags & DYNPROBE_SINK_PERF) && hit->source)
+			dynprobe_eprobe_perf_defer(sink, rec, len);
+		else if (flags & DYNPROBE_SINK_PERF)
 			perf_record(sink->call, hit->regs, hit->fregs, rec,
 				    len);
 #endif

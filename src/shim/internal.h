@@ -26,6 +26,16 @@ void dynprobe_dispatch_event(const struct dynprobe_feed *feed,
 			     struct pt_regs *regs, const void *source,
 			     size_t source_len);
 
+/*
+ * eprobe_perf.c: an event probe's record for perf, submitted from an
+ * irq_work (perf's recursion guard is taken where event probes run).
+ */
+void dynprobe_eprobe_perf_defer(const struct dynprobe_sink *sink,
+				const u8 *rec, size_t len);
+void dynprobe_eprobe_perf_sync(void);
+int dynprobe_eprobe_perf_init(void);
+void dynprobe_eprobe_perf_exit(void);
+
 /* src/event/trace_event.rs: the reg callback of every dynprobe trace event. */
 int dynprobe_rs_event_reg(struct trace_event_call *call, enum trace_reg type,
 			  void *data);

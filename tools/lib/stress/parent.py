@@ -328,7 +328,7 @@ class Parent:
             events = r["ledger"]
             # Truncations after this writer's last look.
             for entry in log[r["log_seen"]:]:
-                if entry["type"] == "quiesced":
+                if entry["type"] in ("quiesced", "attempt"):
                     continue
                 if entry["type"] == "cleared":
                     events = [e for e in events if KIND_CLASS[e["kind"]] not in entry["classes"]]

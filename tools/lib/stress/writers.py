@@ -157,6 +157,8 @@ class Writer(Role):
         # When a truncator last disabled every event (the log's newest
         # "quiesced" entry seen).
         self.quiesced_at = float("-inf")
+        # (start, end) of every truncation written by anyone.
+        self.attempts = []
         self.lock = lock
         self.rng = random.Random(os.getpid() ^ int(time.time()))
         self.slots = []
@@ -190,7 +192,9 @@ class Writer(Role):
         """Applies truncations done by anyone since the last look."""
         for entry in read_trunc_log(self.log_seen):
             self.log_seen += 1
-            if entry["type"] == "quiesced":
+            if entry["type"] == "attempt":
+                self.attempts.append((entry["start"], entry["end"]))
+            elif entry["type"] == "quiesced":
                 # A truncator disabled every event, whether or not its
                 # truncation then succeeded: what I enabled before may
                 # be off now (read again once the lock is mine).
@@ -559,7 +563,7 @@ class Writer(Role):
             if rc != 0:
                 # A truncation may have removed it since the ledger was
                 # read: checked once the lock is held again.
-                self.pending.append((ev.group, ev.name, what, rc))
+                self.pending.append((ev.group, ev.name, what, rc, start, now()))
             else:
                 ev.enabled = bool(on)
                 ev.enabled_at = start
@@ -631,7 +635,11 @@ class Writer(Role):
             self.count("truncations after disabling everything")
         before = listing(DYNAMIC_EVENTS) + listing(FUNCTION_EVENTS)
         self.hb("truncate %s" % path)
+        started = now()
         rc = tracefs.write_errno(path, "", truncate=True)
+        # While a clear runs, the events it is removing take no new
+        # enable (EBUSY), even if it ends up refused.
+        append_trunc_log({"type": "attempt", "by": self.name, "start": started, "end": now()})
         after = listing(DYNAMIC_EVENTS) + listing(FUNCTION_EVENTS)
         name = os.path.basename(path)
         what = "truncate %s" % name
@@ -737,10 +745,14 @@ class Writer(Role):
         self.count("unlocked enable/disable")
 
     def check_pending(self):
-        """Unlocked enables that failed: fine only if the event is gone."""
-        for group, name, what, rc in self.pending:
+        """Unlocked enables that failed: fine if the event is gone, or if
+        it was refused (EBUSY) while someone's clear was running."""
+        for group, name, what, rc, start, end in self.pending:
             ev = self.events.get((group, name))
-            if ev is not None:
+            if ev is not None and rc == errno.EBUSY and any(
+                    a_start <= end and a_end >= start for a_start, a_end in self.attempts):
+                self.count("unlocked enable/disable refused during a clear")
+            elif ev is not None:
                 self.error("%s %s/%s: %s while the event exists" %
                            (what, group, name, errname(rc)))
             else:
