@@ -64,17 +64,30 @@ int dynprobe_synth_add_field(struct dynprobe_cmd *cmd, const char *type,
 
 /* Function event on @func: "FUNC(TYPE NAME, ...) [-> TYPE NAME]" */
 int dynprobe_function_cmd_start(struct dynprobe_cmd *cmd, const char *func);
+/*
+ * The next argument: parameter @name of @type; the next parameter
+ * skipped ("NULL") when @name is NULL; with @type NULL, an argument
+ * named from BTF: a parameter ("file"), a member chain
+ * ("file->f_path.dentry->d_name.name:string"), "NAME=EXPR", or "..."
+ * for every parameter.
+ */
 int dynprobe_function_add_arg(struct dynprobe_cmd *cmd, const char *type,
 			      const char *name);
-/* Makes it an exit event recording the return value as @name. */
+/*
+ * Makes it an exit event recording the return value as @name of @type;
+ * with @type NULL typed from BTF ("ret", or "ret:TYPE").
+ */
 int dynprobe_function_set_return(struct dynprobe_cmd *cmd, const char *type,
 				 const char *name);
 
 /*
  * Probe event, a line of kprobe_events (@kind DYNPROBE_KPROBE_EVENTS) or
  * dynamic_events (DYNPROBE_DYNAMIC_EVENTS): "TYPE[:[GRP/]EVENT] PLACE ARG...",
- * @type one of 'p', 'r' (both files), 'f', 't' (dynamic_events);
- * @event "GRP/EVENT", "EVENT" or NULL for the default name.
+ * @type one of 'p', 'r' (both files), 'f', 't', 'w', 'e' (dynamic_events);
+ * @event "GRP/EVENT", "EVENT" or NULL for the default name. @place is
+ * one word: a symbol, a function list ("vfs_read,!vfs_write*:exit" for
+ * 'f'), a watchpoint ("w@vm_swappiness:4"), a source event ("sched.
+ * sched_switch" for 'e').
  */
 int dynprobe_probe_cmd_start(struct dynprobe_cmd *cmd, enum dynprobe_kind kind,
 			     char type, const char *event, const char *place);

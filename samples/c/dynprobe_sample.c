@@ -109,7 +109,34 @@ static int sample_refusals(void)
 	dynprobe_function_set_return(&cmd, "s64", "ret");
 	if (dynprobe_function_add_arg(&cmd, "u64", "count") != -EINVAL)
 		return -EINVAL;
+
+	/* A BTF-named argument that would close the list, or be two. */
+	dynprobe_cmd_init(&cmd, buf, sizeof(buf));
+	dynprobe_function_cmd_start(&cmd, "vfs_read");
+	if (dynprobe_function_add_arg(&cmd, NULL, "file)") != -EINVAL)
+		return -EINVAL;
+	dynprobe_cmd_init(&cmd, buf, sizeof(buf));
+	dynprobe_function_cmd_start(&cmd, "vfs_read");
+	if (dynprobe_function_add_arg(&cmd, NULL, "file, count") != -EINVAL)
+		return -EINVAL;
 	return 0;
+}
+
+/*
+ * With no type, the builder's arguments and return value are named and
+ * typed from BTF: "ksys_write(...) -> ret:s64" records every parameter
+ * and the return value.
+ */
+static int sample_btf_event_create(void)
+{
+	struct dynprobe_cmd cmd;
+	char buf[64];
+
+	dynprobe_cmd_init(&cmd, buf, sizeof(buf));
+	dynprobe_function_cmd_start(&cmd, "ksys_write");
+	dynprobe_function_add_arg(&cmd, NULL, "...");
+	dynprobe_function_set_return(&cmd, NULL, "ret:s64");
+	return dynprobe_cmd_create(&cmd);
 }
 
 static const struct dynprobe_field read_args[] = {
@@ -136,6 +163,9 @@ static int __init sample_init(void)
 		goto out_synth;
 	ret = dynprobe_create(DYNPROBE_KPROBE_EVENTS,
 			      "p:dynprobe_sample_c/open do_sys_openat2 dfd=%di:s32");
+	if (ret)
+		goto out_function;
+	ret = sample_btf_event_create();
 	if (ret)
 		goto out_function;
 	if (extra) {

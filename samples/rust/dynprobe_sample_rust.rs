@@ -26,8 +26,8 @@ use kernel::time::{Delta, Monotonic};
 mod dynprobe;
 
 use dynprobe::{
-    Event, Fetch, FetchType, FuncType, FunctionEventBuilder, Name, Place, ProbeEventBuilder,
-    Symbol, SynthEventBuilder, SynthEventRef, SynthType, Value,
+    BtfArg, Event, Fetch, FetchType, FuncType, FunctionEventBuilder, FunctionList, Name, Place,
+    ProbeEventBuilder, Symbol, SynthEventBuilder, SynthEventRef, SynthType, Value, WatchAccess,
 };
 
 module! {
@@ -110,6 +110,34 @@ impl kernel::Module for Sample {
             Place::Fentry(Symbol::new(c"do_sys_openat2")?),
         )?
         .arg(Name::new(c"dfd")?, Fetch::Arg(1), Some(FetchType::S32))?
+        .create(module)?
+        .keep();
+        // The forms beyond upstream: arguments and the return value named
+        // and typed from BTF, one event over a list of functions, a
+        // watchpoint.
+        FunctionEventBuilder::new(Symbol::new(c"ksys_read")?)?
+            .btf_arg(BtfArg::new(c"fd")?)?
+            .btf_arg(BtfArg::new(c"count")?)?
+            .create_exit_btf(Name::new(c"ret")?, module)?
+            .keep();
+        ProbeEventBuilder::new(
+            Name::new(c"dynprobe_sample_rust")?,
+            Name::new(c"rw")?,
+            Place::FentryList(FunctionList::new(c"vfs_read,vfs_write")?),
+        )?
+        .arg(Name::new(c"count")?, Fetch::Arg(3), Some(FetchType::U64))?
+        .create(module)?
+        .keep();
+        ProbeEventBuilder::new(
+            Name::new(c"dynprobe_sample_rust")?,
+            Name::new(c"swappiness")?,
+            Place::Watch(WatchAccess::Write, Symbol::new(c"vm_swappiness")?, 4),
+        )?
+        .arg(
+            Name::new(c"value")?,
+            Fetch::WatchValue,
+            Some(FetchType::S32),
+        )?
         .create(module)?
         .keep();
         let event = SynthEventRef::get(name)?;

@@ -47,6 +47,9 @@ const SYNTH_TYPE_STOPS: &[u8] = b"\n\r\x0b\x0c#;";
 const FUNC_TYPE_STOPS: &[u8] = b"\n\r\x0b\x0c#;,()=";
 const FUNC_NAME_STOPS: &[u8] = b"\n\r\x0b\x0c#;,()= \t";
 const FETCH_STOPS: &[u8] = b" \t\n\r\x0b\x0c#";
+/// A function event's argument named from BTF (a parameter, a member
+/// chain, `NAME=`, `:TYPE`, `...`) ends at a comma or white space.
+const BTF_ARG_STOPS: &[u8] = b" \t\n\r\x0b\x0c#;,";
 /// An event name stops where any other name does.
 const EVENT_STOPS: &[u8] = NAME_STOPS;
 
@@ -69,6 +72,22 @@ pub(crate) unsafe fn word<'a>(ptr: *const c_char) -> Option<&'a [u8]> {
 /// `word` if it is not empty and holds none of `stops`.
 fn checked<'a>(word: Option<&'a [u8]>, stops: &[u8]) -> Option<&'a [u8]> {
     word.filter(|w| !w.is_empty() && !w.iter().any(|c| stops.contains(c)))
+}
+
+/// A function event's argument named from BTF: one word, whose
+/// parentheses (a dereference, `+8($arg2)`) close within it, so that it
+/// cannot close the argument list.
+fn checked_btf_arg(word: Option<&[u8]>) -> Option<&[u8]> {
+    let word = checked(word, BTF_ARG_STOPS)?;
+    let mut depth = 0usize;
+    for &c in word {
+        match c {
+            b'(' => depth += 1,
+            b')' => depth = depth.checked_sub(1)?,
+            _ => {}
+        }
+    }
+    (depth == 0).then_some(word)
 }
 
 /// The control file of a kind of command.
@@ -318,10 +337,12 @@ pub(crate) unsafe extern "C" fn dynprobe_function_add_arg(
                 return None;
             }
             let sep: &[u8] = if cmd.0.n_args == 0 { b"" } else { b", " };
-            match name {
+            match (ty, name) {
                 // A parameter skipped.
-                None => cmd.add_all(&[sep, b"NULL"]),
-                Some(_) => {
+                (_, None) => cmd.add_all(&[sep, b"NULL"]),
+                // No type: an argument named from BTF.
+                (None, Some(_)) => cmd.add_all(&[sep, checked_btf_arg(name)?]),
+                (Some(_), Some(_)) => {
                     let ty = checked(ty, FUNC_TYPE_STOPS)?;
                     let name = checked(name, FUNC_NAME_STOPS)?;
                     cmd.add_all(&[sep, ty, b" ", name])
@@ -349,10 +370,20 @@ pub(crate) unsafe extern "C" fn dynprobe_function_set_return(
             if !cmd.is(b::dynprobe_kind_DYNPROBE_FUNCTION_EVENTS) || cmd.0.closed {
                 return None;
             }
-            let ty = checked(ty, FUNC_TYPE_STOPS)?;
-            let name = checked(name, FUNC_NAME_STOPS)?;
+            let ret = match ty {
+                // No type: the return value typed from BTF, `-> NAME[:TYPE]`.
+                None => {
+                    let name = checked(name, FUNC_NAME_STOPS)?;
+                    cmd.add_all(&[b") -> ", name])
+                }
+                Some(_) => {
+                    let ty = checked(ty, FUNC_TYPE_STOPS)?;
+                    let name = checked(name, FUNC_NAME_STOPS)?;
+                    cmd.add_all(&[b") -> ", ty, b" ", name])
+                }
+            };
             cmd.0.closed = true;
-            Some(cmd.add_all(&[b") -> ", ty, b" ", name]))
+            Some(ret)
         })
     }
 }
@@ -375,7 +406,7 @@ pub(crate) unsafe extern "C" fn dynprobe_probe_cmd_start(
         with_cmd(cmd, |cmd| {
             let types: &[u8] = match kind {
                 b::dynprobe_kind_DYNPROBE_KPROBE_EVENTS => b"pr",
-                b::dynprobe_kind_DYNPROBE_DYNAMIC_EVENTS => b"prft",
+                b::dynprobe_kind_DYNPROBE_DYNAMIC_EVENTS => b"prftwe",
                 _ => return None,
             };
             if !types.contains(&probe_type) {

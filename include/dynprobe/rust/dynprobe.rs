@@ -237,6 +237,61 @@ impl FuncType {
     }
 }
 
+/// A function event's argument named from BTF: a parameter (`file`), a
+/// member chain (`file->f_path.dentry->d_name.name:string`), `NAME=` one
+/// of those, or `...` for every parameter. The parser judges it; this
+/// only keeps it one word of those characters.
+#[derive(Clone, Copy)]
+pub(crate) struct BtfArg<'a>(&'a CStr);
+
+impl<'a> BtfArg<'a> {
+    /// Checks `arg`: `EINVAL` unless it is one word of a BTF argument's
+    /// characters (letters, digits, `_`, `$`, `-`, `>`, `.`, `:`, `=`, `[`, `]`).
+    pub(crate) fn new(arg: &'a CStr) -> Result<Self> {
+        let b = arg.to_bytes();
+        let ok = !b.is_empty()
+            && b.len() <= MAX_LINE
+            && b.iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"_$->.:=[]".contains(c));
+        if ok {
+            Ok(BtfArg(arg))
+        } else {
+            Err(EINVAL)
+        }
+    }
+}
+
+/// The functions of an `f` event over many: `vfs_read,vfs_write` or globs
+/// with exclusions (`vfs_*,!vfs_fsync*`).
+#[derive(Clone, Copy)]
+pub(crate) struct FunctionList<'a>(&'a CStr);
+
+impl<'a> FunctionList<'a> {
+    /// Checks `list`: `EINVAL` unless it is one word of symbols, globs
+    /// (`*`, `?`, `[...]`), `!` and commas.
+    pub(crate) fn new(list: &'a CStr) -> Result<Self> {
+        let b = list.to_bytes();
+        let ok = !b.is_empty()
+            && b.len() <= MAX_LINE
+            && b.iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"_.*?[]!^-,".contains(c));
+        if ok {
+            Ok(FunctionList(list))
+        } else {
+            Err(EINVAL)
+        }
+    }
+}
+
+/// What a watchpoint event watches for.
+#[derive(Clone, Copy)]
+pub(crate) enum WatchAccess {
+    /// `w`: writes.
+    Write,
+    /// `rw`: reads and writes.
+    ReadWrite,
+}
+
 /// What a probe event's argument fetches.
 #[derive(Clone, Copy)]
 pub(crate) enum Fetch {
@@ -248,6 +303,10 @@ pub(crate) enum Fetch {
     Comm,
     /// `$stackN`.
     Stack(u8),
+    /// `$addr`: the address a watchpoint watches.
+    WatchAddr,
+    /// `$value`: what it holds when the watchpoint fires.
+    WatchValue,
 }
 
 /// The type a probe event's argument is recorded with.
@@ -464,6 +523,21 @@ impl<'a> FunctionEventBuilder<'a> {
         Ok(self)
     }
 
+    /// Records `arg`, named and typed from BTF; it takes no position
+    /// among the typed arguments.
+    pub(crate) fn btf_arg(mut self, arg: BtfArg<'_>) -> Result<Self> {
+        self.separator()?;
+        self.line.push(arg.0.to_bytes())?;
+        Ok(self)
+    }
+
+    /// Records every parameter, named and typed from BTF (`...`).
+    pub(crate) fn all_params(mut self) -> Result<Self> {
+        self.separator()?;
+        self.line.push(b"...")?;
+        Ok(self)
+    }
+
     /// Makes the event, at entry, owned by `module`.
     pub(crate) fn create(mut self, module: &'static ThisModule) -> Result<Event> {
         self.line.push(b")")?;
@@ -490,6 +564,21 @@ impl<'a> FunctionEventBuilder<'a> {
         self.line.run(ffi::FUNCTION_EVENTS, module)?;
         Ok(event)
     }
+
+    /// Makes an exit event that also records the return value as `name`,
+    /// typed from BTF (`-> NAME`), owned by `module`.
+    pub(crate) fn create_exit_btf(
+        mut self,
+        name: Name<'_>,
+        module: &'static ThisModule,
+    ) -> Result<Event> {
+        self.line.push(b") -> ")?;
+        self.line.push(name.bytes())?;
+        let func = self.func.0.to_bytes();
+        let event = Event::new(ffi::FUNCTION_EVENTS, &[b"functions/", func, b"__exit"])?;
+        self.line.run(ffi::FUNCTION_EVENTS, module)?;
+        Ok(event)
+    }
 }
 
 /// Where a probe event is placed.
@@ -503,6 +592,12 @@ pub(crate) enum Place<'a> {
     Fentry(Symbol<'a>),
     /// `f ...%return`: an fprobe at its exit (dynamic_events).
     Fexit(Symbol<'a>),
+    /// `f LIST`: one fprobe at the entry of every function of a list.
+    FentryList(FunctionList<'a>),
+    /// `f LIST:exit`: the same at their exits.
+    FexitList(FunctionList<'a>),
+    /// `w`: a watchpoint on `len` bytes (1, 2, 4 or 8) at a symbol.
+    Watch(WatchAccess, Symbol<'a>, u8),
 }
 
 /// Builds a probe event of `dynamic_events`: `TYPE:GROUP/EVENT PLACE
@@ -518,18 +613,35 @@ impl<'a> ProbeEventBuilder<'a> {
     /// Starts event `group/event` at `place`.
     pub(crate) fn new(group: Name<'a>, event: Name<'a>, place: Place<'_>) -> Result<Self> {
         let mut line = Line::new();
-        let (head, sym, tail): (&[u8], _, &[u8]) = match place {
-            Place::Kprobe(s) => (b"p:", s, b""),
-            Place::Kretprobe(s) => (b"r:", s, b""),
-            Place::Fentry(s) => (b"f:", s, b""),
-            Place::Fexit(s) => (b"f:", s, b"%return"),
+        let (head, access, what, tail): (&[u8], &[u8], &CStr, &[u8]) = match place {
+            Place::Kprobe(s) => (b"p:", b"", s.0, b""),
+            Place::Kretprobe(s) => (b"r:", b"", s.0, b""),
+            Place::Fentry(s) => (b"f:", b"", s.0, b""),
+            Place::Fexit(s) => (b"f:", b"", s.0, b"%return"),
+            Place::FentryList(l) => (b"f:", b"", l.0, b""),
+            Place::FexitList(l) => (b"f:", b"", l.0, b":exit"),
+            Place::Watch(access, s, len) => {
+                let access: &[u8] = match access {
+                    WatchAccess::Write => b"w@",
+                    WatchAccess::ReadWrite => b"rw@",
+                };
+                let len: &[u8] = match len {
+                    1 => b":1",
+                    2 => b":2",
+                    4 => b":4",
+                    8 => b":8",
+                    _ => return Err(EINVAL),
+                };
+                (b"w:", access, s.0, len)
+            }
         };
         line.push(head)?;
         line.push(group.bytes())?;
         line.push(b"/")?;
         line.push(event.bytes())?;
         line.push(b" ")?;
-        line.push(sym.0.to_bytes())?;
+        line.push(access)?;
+        line.push(what.to_bytes())?;
         line.push(tail)?;
         Ok(ProbeEventBuilder {
             group,
@@ -556,6 +668,8 @@ impl<'a> ProbeEventBuilder<'a> {
                 self.line.number(n.into())?;
             }
             Fetch::Retval => self.line.push(b"$retval")?,
+            Fetch::WatchAddr => self.line.push(b"$addr")?,
+            Fetch::WatchValue => self.line.push(b"$value")?,
             Fetch::Comm => self.line.push(b"$comm")?,
             Fetch::Stack(n) => {
                 self.line.push(b"$stack")?;
