@@ -135,14 +135,15 @@ pub(super) fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
     // Where the compiler kept only its copies of the function
     // (`NAME.isra.0`), the one copy is the place; the event keeps the
     // name as written.
-    if named
-        && !is_tp
-        && list.is_none()
-        && !is_glob(sym)
-        && find(sym, b':').is_none()
-        && r.function_exists(None, out.symbol.as_str()) == Some(false)
-    {
-        take_entry_copy(r, out, 1)?;
+    // The lone function is asked about once, here; the check after the
+    // arguments reuses the answer.
+    let lone = named && !is_tp && list.is_none() && !is_glob(sym) && find(sym, b':').is_none();
+    let mut lone_exists = None;
+    if lone {
+        lone_exists = r.function_exists(None, out.symbol.as_str());
+        if lone_exists == Some(false) && take_entry_copy(r, out, 1)? {
+            lone_exists = r.function_exists(None, out.symbol.as_str());
+        }
     }
     let sym_copy: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
     // A list's functions have a BTF prototype each: none is the list's
@@ -188,6 +189,8 @@ pub(super) fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
         } else {
             r.function_exists(Some(module), name)
         }
+    } else if lone {
+        lone_exists
     } else {
         r.function_exists(None, sym_copy.as_str())
     };

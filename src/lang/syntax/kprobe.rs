@@ -129,14 +129,15 @@ pub(super) fn create_kprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
     let written: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
     if out.has_symbol && !not_utf8 {
         let mut maxactive = out.maxactive;
-        if r.check_probe_symbol(out.module(), out.symbol().unwrap_or("")) == SymbolCheck::NotFound {
-            // Where the compiler kept only its copies of the function
-            // (`NAME.isra.0`), the one copy is the place.
-            take_entry_copy(r, out, 1)?;
+        let mut check = r.check_probe_symbol(out.module(), out.symbol().unwrap_or(""));
+        // Where the compiler kept only its copies of the function
+        // (`NAME.isra.0`), the one copy is the place, checked in turn.
+        if check == SymbolCheck::NotFound && take_entry_copy(r, out, 1)? {
+            check = r.check_probe_symbol(out.module(), out.symbol().unwrap_or(""));
         }
         let module = out.module();
         let plain = out.symbol().unwrap_or("");
-        match r.check_probe_symbol(module, plain) {
+        match check {
             SymbolCheck::Ok => {}
             SymbolCheck::NotUnique => return Err(lerr(1, ErrorCode::NonUniqSymbol, 0)),
             SymbolCheck::NotFound => return Err(lerr(1, ErrorCode::BadProbeAddr, 0)),

@@ -150,14 +150,14 @@ fn set_symbol(
 /// is asked about the copy, which has none (its parameters may differ
 /// from the prototype's). Several copies are refused at the place (word
 /// `idx`): the user names one. With none, nothing changes and the
-/// caller's own check refuses the name.
-fn take_entry_copy<R: Resolver>(r: &R, out: &mut Definition, idx: usize) -> Result<(), LErr> {
+/// caller's own check refuses the name. Says whether the place changed.
+fn take_entry_copy<R: Resolver>(r: &R, out: &mut Definition, idx: usize) -> Result<bool, LErr> {
     let mut copy: Str<{ crate::lang::SYMBOL_CAP }> = Str::new();
     let written: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
     let module_len = out.module_len;
     let module = out.module();
     match r.entry_copies(module, out.symbol().unwrap_or(""), &mut copy) {
-        Copies::None => Ok(()),
+        Copies::None => Ok(false),
         Copies::Several => Err(lerr(idx, ErrorCode::SeveralCopies, 0)),
         Copies::One => {
             let prefix = text::head(written.as_bytes(), module_len);
@@ -165,7 +165,8 @@ fn take_entry_copy<R: Resolver>(r: &R, out: &mut Definition, idx: usize) -> Resu
             full.push(text::as_str(prefix))
                 .and_then(|()| full.push(copy.as_str()))
                 .map_err(|()| lerr(idx, ErrorCode::BadProbeAddr, 0))?;
-            set_symbol(out, full.as_bytes(), idx, module_len > 0)
+            set_symbol(out, full.as_bytes(), idx, module_len > 0)?;
+            Ok(true)
         }
     }
 }
