@@ -146,7 +146,7 @@ impl FprobeHook {
     /// (modules come and go between enables), and for `MOD:SYM` the
     /// address of that module's function; `None` for one function of the
     /// kernel's or glob, which fprobe finds by name.
-    fn list(&self) -> Result<Option<KVec<usize>>> {
+    fn addresses(&self) -> Result<Option<KVec<usize>>> {
         let text = self.func.split_last().map_or(&[][..], |(_, n)| n);
         if let Some(colon) = text.iter().position(|&c| c == b':') {
             if !is_function_list(text) {
@@ -190,7 +190,7 @@ impl Hook for FprobeHook {
             return kernel::error::to_result(ret);
         }
         let func = self.func.as_ptr().cast::<c_char>();
-        let list = self.list()?;
+        let list = self.addresses()?;
         // SAFETY: the fprobe is set up and not registered (event_mutex
         // orders arm and disarm); `func` is NUL-terminated and outlives
         // the registration; a list's addresses are read during the call.

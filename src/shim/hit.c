@@ -85,28 +85,6 @@ NOKPROBE_SYMBOL(dynprobe_record_symbol);
  * The writers below are inlined into the entry points, which are NOKPROBE:
  * no part of the hit path has a symbol of its own to probe.
  */
-static __always_inline void trace_record(const struct dynprobe_files *files,
-			 struct pt_regs *regs, const u8 *rec, size_t len)
-{
-	unsigned long i;
-
-	for (i = 0; i < files->nr; i++) {
-		struct trace_event_file *file = files->file[i];
-		struct trace_event_buffer fbuffer;
-		struct trace_entry *entry;
-
-		if (trace_trigger_soft_disabled(file))
-			continue;
-		entry = trace_event_buffer_reserve(&fbuffer, file, len);
-		if (!entry)
-			continue;
-		fbuffer.regs = regs;
-		memcpy((u8 *)entry + sizeof(*entry), rec + sizeof(*entry),
-		       len - sizeof(*entry));
-		trace_event_buffer_commit(&fbuffer);
-	}
-}
-
 #ifdef CONFIG_PERF_EVENTS
 /*
  * @fregs: the ftrace_regs of an fprobe or ftrace hit, NULL for a kprobe's
@@ -310,6 +288,61 @@ static __always_inline void trace_record_fast(const struct dynprobe_feed *feed,
 	__this_cpu_write(*(bool __percpu *)dynprobe_ksyms.trace_taskinfo_save,
 			 true);
 	ring_buffer_unlock_commit(buffer);
+}
+
+/* The same for a record already assembled at @rec. */
+static __always_inline void trace_record_copy_fast(struct trace_event_file *file,
+						   const u8 *rec, size_t len)
+{
+	struct trace_buffer *buffer = READ_ONCE(
+		*(struct trace_buffer **)((u8 *)file->tr + fast.buffer_offset));
+	unsigned int trace_ctx = record_context();
+	struct ring_buffer_event *event;
+	struct trace_entry *entry;
+
+	event = ring_buffer_lock_reserve(buffer, len);
+	if (!event)
+		return;
+	entry = ring_buffer_event_data(event);
+	tracing_generic_entry_update(entry, file->event_call->event.type,
+				     trace_ctx);
+	memcpy((u8 *)entry + sizeof(*entry), rec + sizeof(*entry),
+	       len - sizeof(*entry));
+	__this_cpu_write(*(bool __percpu *)dynprobe_ksyms.trace_taskinfo_save,
+			 true);
+	ring_buffer_unlock_commit(buffer);
+}
+
+/*
+ * A record of variable size, assembled at @rec, into every instance the
+ * event is enabled in: copied past the tracing core's generic layers
+ * while none of them is set (the fast record path), through them
+ * otherwise.
+ */
+static __always_inline void trace_record(const struct dynprobe_files *files,
+			 struct pt_regs *regs, const u8 *rec, size_t len)
+{
+	unsigned long i;
+
+	for (i = 0; i < files->nr; i++) {
+		struct trace_event_file *file = files->file[i];
+		struct trace_event_buffer fbuffer;
+		struct trace_entry *entry;
+
+		if (trace_trigger_soft_disabled(file))
+			continue;
+		if (fast_record_ok(file)) {
+			trace_record_copy_fast(file, rec, len);
+			continue;
+		}
+		entry = trace_event_buffer_reserve(&fbuffer, file, len);
+		if (!entry)
+			continue;
+		fbuffer.regs = regs;
+		memcpy((u8 *)entry + sizeof(*entry), rec + sizeof(*entry),
+		       len - sizeof(*entry));
+		trace_event_buffer_commit(&fbuffer);
+	}
 }
 
 /*
