@@ -80,7 +80,7 @@ EPROBES = {("hg2", "ep0"): ("hg", "kp0"), ("hg", "ep1"): ("hg", "fp0")}
 # The events samples/c/dynprobe_sample.ko makes at load; it holds (and
 # enables) its synthetic event until it unloads.
 SAMPLE_EVENTS = {("synthetic", "dynprobe_sample_c"): "s", ("functions", "vfs_read"): "F",
-                 ("dynprobe_sample_c", "open"): "k"}
+                 ("functions", "ksys_write__exit"): "F", ("dynprobe_sample_c", "open"): "k"}
 SAMPLE_HELD = ("synthetic", "dynprobe_sample_c")
 HOSTILE_GROUPS = ("dynprobe_sample_c", "hg", "hg2", "synthetic")
 HOSTILE_TAKE_WEIGHTS = {"enable": 3, "eprobe": 3, "var": 3, "onmatch": 3, "perf": 0.5,
