@@ -248,16 +248,7 @@ impl<'a> BtfArg<'a> {
     /// Checks `arg`: `EINVAL` unless it is one word of a BTF argument's
     /// characters (letters, digits, `_`, `$`, `-`, `>`, `.`, `:`, `=`, `[`, `]`).
     pub(crate) fn new(arg: &'a CStr) -> Result<Self> {
-        let b = arg.to_bytes();
-        let ok = !b.is_empty()
-            && b.len() <= MAX_LINE
-            && b.iter()
-                .all(|c| c.is_ascii_alphanumeric() || b"_$->.:=[]".contains(c));
-        if ok {
-            Ok(BtfArg(arg))
-        } else {
-            Err(EINVAL)
-        }
+        one_word_of(arg, b"_$->.:=[]").map(BtfArg)
     }
 }
 
@@ -270,16 +261,22 @@ impl<'a> FunctionList<'a> {
     /// Checks `list`: `EINVAL` unless it is one word of symbols, globs
     /// (`*`, `?`, `[...]`), `!` and commas.
     pub(crate) fn new(list: &'a CStr) -> Result<Self> {
-        let b = list.to_bytes();
-        let ok = !b.is_empty()
-            && b.len() <= MAX_LINE
-            && b.iter()
-                .all(|c| c.is_ascii_alphanumeric() || b"_.*?[]!^-,".contains(c));
-        if ok {
-            Ok(FunctionList(list))
-        } else {
-            Err(EINVAL)
-        }
+        one_word_of(list, b"_.*?[]!^-,").map(FunctionList)
+    }
+}
+
+/// `word` if it is not empty, fits a line and has only letters, digits
+/// and bytes of `also`: `EINVAL` otherwise.
+fn one_word_of<'a>(word: &'a CStr, also: &[u8]) -> Result<&'a CStr> {
+    let b = word.to_bytes();
+    let ok = !b.is_empty()
+        && b.len() <= MAX_LINE
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || also.contains(c));
+    if ok {
+        Ok(word)
+    } else {
+        Err(EINVAL)
     }
 }
 
@@ -559,10 +556,7 @@ impl<'a> FunctionEventBuilder<'a> {
         self.line.push(ty.text())?;
         self.line.push(b" ")?;
         self.line.push(name.bytes())?;
-        let func = self.func.0.to_bytes();
-        let event = Event::new(ffi::FUNCTION_EVENTS, &[b"functions/", func, b"__exit"])?;
-        self.line.run(ffi::FUNCTION_EVENTS, module)?;
-        Ok(event)
+        self.create_exit_event(module)
     }
 
     /// Makes an exit event that also records the return value as `name`,
@@ -574,6 +568,11 @@ impl<'a> FunctionEventBuilder<'a> {
     ) -> Result<Event> {
         self.line.push(b") -> ")?;
         self.line.push(name.bytes())?;
+        self.create_exit_event(module)
+    }
+
+    /// Runs the finished exit event's line: `functions/FUNC__exit`.
+    fn create_exit_event(self, module: &'static ThisModule) -> Result<Event> {
         let func = self.func.0.to_bytes();
         let event = Event::new(ffi::FUNCTION_EVENTS, &[b"functions/", func, b"__exit"])?;
         self.line.run(ffi::FUNCTION_EVENTS, module)?;
