@@ -169,28 +169,53 @@ fn fields_array_entries(shape: &Shape) -> Result<(KVec<b::trace_event_fields>, u
     Ok((array, first_defined))
 }
 
-/// A dynprobe event's trace event and probes.
-///
-/// # Invariants
-///
-/// Once [`TraceEvent::create`] returns, the `trace_event_call` is
-/// registered with the tracing core and points into this pinned object
-/// (class, functions, fields array, `text`) until it is unlinked; the
-/// object is dropped only after that (or if it was never registered).
-/// `probes` changes only with event_mutex held, by the control path.
-pub(crate) struct TraceEvent {
-    call: Opaque<b::trace_event_call>,
-    class: Opaque<b::trace_event_class>,
-    funcs: Opaque<b::trace_event_functions>,
-    sink: Opaque<b::dynprobe_sink>,
+/// The text and fields of an event, which its `trace_event_call` and
+/// class point into (never changed while it is registered).
+struct EventParts {
     /// `class.fields_array` points to its buffer, or to [`DEFINE_ALL`]
-    /// when it is empty; never changed.
+    /// when it is empty.
     fields: KVec<b::trace_event_fields>,
     /// Fields from this index on are defined by [`define_fields`].
     first_defined: usize,
     /// `system\0name\0print fmt\0`, which the call and class point into.
     text: KVec<u8>,
     shape: Shape,
+}
+
+/// The output functions of every dynprobe event: `trace` prints one;
+/// `register_trace_event()` sets the others (NULL here) to its nop
+/// printer at the first registration, and only reads them after.
+struct SharedFuncs(UnsafeCell<b::trace_event_functions>);
+
+// SAFETY: written only by register_trace_event(), under trace_event_sem,
+// and only while a member is NULL (the first registration); read after.
+unsafe impl Sync for SharedFuncs {}
+
+static EVENT_FUNCS: SharedFuncs = SharedFuncs(UnsafeCell::new(b::trace_event_functions {
+    trace: Some(event_print),
+    raw: None,
+    hex: None,
+    binary: None,
+}));
+
+/// A dynprobe event's trace event and probes.
+///
+/// # Invariants
+///
+/// Once [`TraceEvent::create`] returns, the `trace_event_call` is
+/// registered with the tracing core and points into this pinned object
+/// (its class, and the fields array and `text` of `parts`) and to the
+/// shared functions until it is unlinked; the object is dropped only
+/// after that (or if it was never registered).
+/// `probes` changes only with event_mutex held, by the control path.
+pub(crate) struct TraceEvent {
+    call: Opaque<b::trace_event_call>,
+    class: Opaque<b::trace_event_class>,
+    sink: Opaque<b::dynprobe_sink>,
+    /// What the tracing core points into but no hit reads, in an
+    /// allocation of its own: without it the event fits a 256-byte slab
+    /// object instead of a 512-byte one.
+    parts: KBox<EventParts>,
     probes: UnsafeCell<KVec<Probe>>,
     /// How many of the event's references are dynprobe's own event
     /// probes' (their source file and perf counters): holds from inside
@@ -243,16 +268,21 @@ impl TraceEvent {
             };
         let shape = Shape::new(def.clone())?;
         let (fields, first_defined) = fields_array(&shape)?;
-        let ev = KBox::pin(
-            TraceEvent {
-                call: Opaque::zeroed(),
-                class: Opaque::zeroed(),
-                funcs: Opaque::zeroed(),
-                sink: Opaque::zeroed(),
+        let parts = KBox::new(
+            EventParts {
                 fields,
                 first_defined,
                 text,
                 shape,
+            },
+            GFP_KERNEL,
+        )?;
+        let ev = KBox::pin(
+            TraceEvent {
+                call: Opaque::zeroed(),
+                class: Opaque::zeroed(),
+                sink: Opaque::zeroed(),
+                parts,
                 probes: UnsafeCell::new(KVec::new()),
                 internal_refs: AtomicI32::new(0),
                 closing: AtomicBool::new(false),
@@ -260,28 +290,27 @@ impl TraceEvent {
             },
             GFP_KERNEL,
         )?;
-        let (call, class, funcs) = (ev.call.get(), ev.class.get(), ev.funcs.get());
-        let base = ev.text.as_ptr().cast::<c_char>();
+        let (call, class) = (ev.call.get(), ev.class.get());
+        let base = ev.parts.text.as_ptr().cast::<c_char>();
         // SAFETY: `ev` is pinned and not shared yet; the pointers stored
-        // are to its own pinned fields and to buffers it owns, which live
-        // as long as the registration (type invariant). `text` holds
-        // NUL-terminated strings at those offsets.
+        // are to its own pinned fields, to buffers it owns, which live as
+        // long as the registration (type invariant), and to statics.
+        // `text` holds NUL-terminated strings at those offsets.
         unsafe {
             (*class).system = base;
-            (*class).fields_array = if ev.fields.is_empty() {
+            (*class).fields_array = if ev.parts.fields.is_empty() {
                 DEFINE_ALL.0.as_ptr().cast_mut()
             } else {
-                ev.fields.as_ptr().cast_mut()
+                ev.parts.fields.as_ptr().cast_mut()
             };
             (*class).reg = Some(dynprobe_rs_event_reg);
             let fields_head = core::ptr::addr_of_mut!((*class).fields);
             (*fields_head).next = fields_head;
             (*fields_head).prev = fields_head;
-            (*funcs).trace = Some(event_print);
             (*call).class = class;
             (*call).__bindgen_anon_1.name = base.add(name_at);
             (*call).print_fmt = base.add(fmt_at).cast_mut();
-            (*call).event.funcs = funcs;
+            (*call).event.funcs = EVENT_FUNCS.0.get();
             (*call).flags = flags as c_int;
             (*ev.sink.get()).call = call;
         }
@@ -590,7 +619,7 @@ impl TraceEvent {
 
     /// The definition the event's fields and text come from.
     pub(crate) fn def(&self) -> DefView<'_> {
-        self.shape.def.view()
+        self.parts.shape.def.view()
     }
 
     /// Enabled somewhere, or referenced (perf, hist triggers).
@@ -725,7 +754,7 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_event_closing(call: *mut b::trace_ev
 unsafe extern "C" fn define_fields(call: *mut b::trace_event_call) -> c_int {
     // SAFETY: per the function's contract.
     let ev = unsafe { TraceEvent::from_call(call) };
-    for (field, type_ptr, name_ptr) in ev.shape.fields().skip(ev.first_defined) {
+    for (field, type_ptr, name_ptr) in ev.parts.shape.fields().skip(ev.parts.first_defined) {
         // SAFETY: both strings are NUL-terminated in the shape, which
         // lives as long as the event.
         let ret = unsafe {

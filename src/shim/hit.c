@@ -270,9 +270,11 @@ static __always_inline bool fast_record_ok(const struct trace_event_file *file)
 
 /*
  * The fast path's reservation of @len bytes on @file's instance, with the
- * common header written; NULL when the ring buffer takes no record now.
+ * common header (of event @type) written; NULL when the ring buffer takes
+ * no record now.
  */
 static __always_inline struct trace_entry *fast_reserve(struct trace_event_file *file,
+							unsigned short type,
 							size_t len,
 							struct trace_buffer **buffer)
 {
@@ -286,8 +288,7 @@ static __always_inline struct trace_entry *fast_reserve(struct trace_event_file 
 	if (!event)
 		return NULL;
 	entry = ring_buffer_event_data(event);
-	tracing_generic_entry_update(entry, file->event_call->event.type,
-				     trace_ctx);
+	tracing_generic_entry_update(entry, type, trace_ctx);
 	return entry;
 }
 
@@ -305,7 +306,8 @@ static __always_inline void trace_record_fast(const struct dynprobe_feed *feed,
 					      const struct hit *hit)
 {
 	struct trace_buffer *buffer;
-	struct trace_entry *entry = fast_reserve(file, feed->fixed_size, &buffer);
+	struct trace_entry *entry = fast_reserve(file, feed->sink->call->event.type,
+						 feed->fixed_size, &buffer);
 
 	if (!entry)
 		return;
@@ -318,7 +320,8 @@ static __always_inline void trace_record_copy_fast(struct trace_event_file *file
 						   const u8 *rec, size_t len)
 {
 	struct trace_buffer *buffer;
-	struct trace_entry *entry = fast_reserve(file, len, &buffer);
+	struct trace_entry *entry = fast_reserve(file, file->event_call->event.type,
+						 len, &buffer);
 
 	if (!entry)
 		return;
