@@ -269,65 +269,54 @@ static __always_inline bool fast_record_ok(const struct trace_event_file *file)
 }
 
 /*
- * The fast path's reservation of @len bytes on @file's instance, with the
- * common header (of event @type) written; NULL when the ring buffer takes
- * no record now.
+ * A record of one size, written by the fetch programs in place. Its
+ * reservation, header and commit are also trace_record_copy_fast()'s:
+ * written out twice, because a helper shared by both cost the hit a few
+ * instructions (the buffer returned through memory).
  */
-static __always_inline struct trace_entry *fast_reserve(struct trace_event_file *file,
-							unsigned short type,
-							size_t len,
-							struct trace_buffer **buffer)
-{
-	unsigned int trace_ctx = record_context();
-	struct ring_buffer_event *event;
-	struct trace_entry *entry;
-
-	*buffer = READ_ONCE(
-		*(struct trace_buffer **)((u8 *)file->tr + fast.buffer_offset));
-	event = ring_buffer_lock_reserve(*buffer, len);
-	if (!event)
-		return NULL;
-	entry = ring_buffer_event_data(event);
-	tracing_generic_entry_update(entry, type, trace_ctx);
-	return entry;
-}
-
-/* Commits what fast_reserve() reserved, with the note for the comm. */
-static __always_inline void fast_commit(struct trace_buffer *buffer)
-{
-	__this_cpu_write(*(bool __percpu *)dynprobe_ksyms.trace_taskinfo_save,
-			 true);
-	ring_buffer_unlock_commit(buffer);
-}
-
-/* A record of one size, written by the fetch programs in place. */
 static __always_inline void trace_record_fast(const struct dynprobe_feed *feed,
 					      struct trace_event_file *file,
 					      const struct hit *hit)
 {
-	struct trace_buffer *buffer;
-	struct trace_entry *entry = fast_reserve(file, feed->sink->call->event.type,
-						 feed->fixed_size, &buffer);
+	struct trace_buffer *buffer = READ_ONCE(
+		*(struct trace_buffer **)((u8 *)file->tr + fast.buffer_offset));
+	unsigned int trace_ctx = record_context();
+	struct ring_buffer_event *event;
+	struct trace_entry *entry;
 
-	if (!entry)
+	event = ring_buffer_lock_reserve(buffer, feed->fixed_size);
+	if (!event)
 		return;
+	entry = ring_buffer_event_data(event);
+	tracing_generic_entry_update(entry, feed->sink->call->event.type,
+				     trace_ctx);
 	fetch_record(feed, hit, (u8 *)entry, feed->fixed_size);
-	fast_commit(buffer);
+	__this_cpu_write(*(bool __percpu *)dynprobe_ksyms.trace_taskinfo_save,
+			 true);
+	ring_buffer_unlock_commit(buffer);
 }
 
 /* A record already assembled at @rec, copied. */
 static __always_inline void trace_record_copy_fast(struct trace_event_file *file,
 						   const u8 *rec, size_t len)
 {
-	struct trace_buffer *buffer;
-	struct trace_entry *entry = fast_reserve(file, file->event_call->event.type,
-						 len, &buffer);
+	struct trace_buffer *buffer = READ_ONCE(
+		*(struct trace_buffer **)((u8 *)file->tr + fast.buffer_offset));
+	unsigned int trace_ctx = record_context();
+	struct ring_buffer_event *event;
+	struct trace_entry *entry;
 
-	if (!entry)
+	event = ring_buffer_lock_reserve(buffer, len);
+	if (!event)
 		return;
+	entry = ring_buffer_event_data(event);
+	tracing_generic_entry_update(entry, file->event_call->event.type,
+				     trace_ctx);
 	memcpy((u8 *)entry + sizeof(*entry), rec + sizeof(*entry),
 	       len - sizeof(*entry));
-	fast_commit(buffer);
+	__this_cpu_write(*(bool __percpu *)dynprobe_ksyms.trace_taskinfo_save,
+			 true);
+	ring_buffer_unlock_commit(buffer);
 }
 
 /*
