@@ -122,17 +122,32 @@ struct dynprobe_sink {
 	unsigned int flags;
 };
 
+/* Room in a feed's word table (src/lang/words.rs' MAX_TABLE_WORDS). */
+#define DYNPROBE_TABLE_WORDS	4
+/* A word-table slot from here up is an entry-data slot, below a pt_regs word. */
+#define DYNPROBE_ENTRY_SLOT	32
+
 /*
  * What a probe's hit runs: its event's sink and its definition (a Rust
  * object, passed back to dynprobe_rs_record). Owned by Rust; outlives the
- * probe that points to it.
+ * probe that points to it. 32 bytes, one small slab object.
  */
 struct dynprobe_feed {
 	struct dynprobe_sink *sink;
 	const void *def;
-	/* The record's size if it is always the same, else 0. */
-	unsigned int fixed_size;
 	unsigned long __percpu *nhit;
+	/* The record's size if it is always the same, else 0. */
+	u16 fixed_size;
+	/*
+	 * A record of words (src/lang/words.rs) has @words words after its
+	 * common header: @header_words header ips, then one word per
+	 * @word_slot, the pt_regs word of that index, or entry-data slot
+	 * (index - DYNPROBE_ENTRY_SLOT). The hit writes it from this table
+	 * alone (hit.c). 0 @words: the definition's programs write it.
+	 */
+	u8 header_words;
+	u8 words;
+	u8 word_slot[DYNPROBE_TABLE_WORDS];
 };
 
 /*

@@ -265,7 +265,7 @@ fn write_values<A: FetchArg>(
 }
 
 /// The word a step reads.
-fn word(source: WordSource, regs: &impl Regs) -> u64 {
+pub(crate) fn word(source: WordSource, regs: &impl Regs) -> u64 {
     match source {
         WordSource::Reg(r) => regs.reg(r),
         WordSource::Arg(n) => regs.arg(u32::from(n)),

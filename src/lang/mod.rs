@@ -80,6 +80,7 @@ mod text;
 mod types;
 mod view;
 mod watch;
+mod words;
 
 pub use btf::{Btf, BtfBlobError};
 pub use compiled::{Compiled, FrozenSizes, Storage};
@@ -110,8 +111,9 @@ pub use types::{
     Bitfield, Deref, DerefOp, Derefs, EventField, FetchType, FieldKind, Load, PrintKind, Program,
     Reg, Space, Store, TextRange, MAX_DEREFS,
 };
-pub use view::{ArgViews, DefView};
+pub use view::{ArgViews, DefView, WordSource};
 pub use watch::{Access, Watch};
+pub use words::{WordTable, MAX_TABLE_WORDS};
 
 /// Most arguments of one event (`MAX_TRACE_ARGS`).
 pub const MAX_TRACE_ARGS: usize = 128;

@@ -93,10 +93,14 @@ pub(crate) enum Step {
 /// [`Load`](crate::lang::types::Load) that need nothing but the hit's
 /// registers and entry data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum WordSource {
+pub enum WordSource {
+    /// A `pt_regs` register.
     Reg(Reg),
+    /// Parameter N (0-based).
     Arg(u8),
+    /// The return value.
     RetVal,
+    /// A return probe's entry-data slot.
     EntryData(u8),
 }
 

@@ -26,6 +26,7 @@ use crate::lang::{DefView, ProbeKind, Resolver, Watch};
 use crate::probe::compiled::CompiledDef;
 use crate::probe::resolver::KernelResolver;
 use crate::sys::bindings as b;
+use crate::sys::regs_memory::word_slot;
 use hook::Hook;
 
 /// Writes into a fixed buffer, then yields a NUL-terminated C string.
@@ -131,6 +132,38 @@ fn place_of<'a>(
     })
 }
 
+/// A feed's word table (`header_words`, `words`, `word_slot`): where each
+/// word of `def`'s records comes from when they are records of words
+/// ([`crate::lang::WordTable`]) of `fixed_size` bytes, for the hit to write
+/// them by itself (src/shim/hit.c); no words where they are not.
+fn word_table(def: &CompiledDef, fixed_size: u16) -> (u8, u8, [u8; WORD_SLOTS]) {
+    let none = (0, 0, [0; WORD_SLOTS]);
+    let Some(table) = def.word_table() else {
+        return none;
+    };
+    let mut slots = [0u8; WORD_SLOTS];
+    for (slot, &source) in slots.iter_mut().zip(table.sources()) {
+        match word_slot(source, def.entry_slots()) {
+            Some(s) => *slot = s,
+            None => return none,
+        }
+    }
+    let words = usize::from(table.header_words()) + table.sources().len();
+    match u8::try_from(words) {
+        Ok(words)
+            if table.sources().len() <= WORD_SLOTS
+                && table.record_size() == usize::from(fixed_size) =>
+        {
+            (table.header_words(), words, slots)
+        }
+        _ => none,
+    }
+}
+
+/// Room in a feed's word table.
+const WORD_SLOTS: usize = b::DYNPROBE_TABLE_WORDS as usize;
+const _: () = assert!(WORD_SLOTS == crate::lang::MAX_TABLE_WORDS);
+
 /// What a probe's hits run and where they write. The hook points to it,
 /// so it is boxed (a stable address) and outlives the hook.
 ///
@@ -175,12 +208,17 @@ impl Probe {
         if nhit.is_null() {
             return Err(ENOMEM);
         }
+        let fixed_size = u16::try_from(place.fixed_record_size).unwrap_or(0);
+        let (header_words, words, word_slot) = word_table(&def, fixed_size);
         let feed = Feed {
             feed: Opaque::new(b::dynprobe_feed {
                 sink,
                 def: core::ptr::from_ref::<CompiledDef>(&*def).cast(),
-                fixed_size: place.fixed_record_size,
                 nhit,
+                fixed_size,
+                header_words,
+                words,
+                word_slot,
             }),
         };
         let feed = KBox::new(feed, GFP_KERNEL)?;

@@ -18,6 +18,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/trace_seq.h>
+#include <linux/unaligned.h>
 #include "dynprobe/resolved.h"
 #include "internal.h"
 
@@ -143,10 +144,45 @@ struct hit {
 	size_t source_len;
 };
 
+/*
+ * A record of words, from the feed's word table: what the definition's
+ * programs would write (src/lang/words.rs holds the table to them), in a
+ * fraction of their instructions. @buf has room for feed->fixed_size bytes.
+ */
+static __always_inline size_t record_words(const struct dynprobe_feed *feed,
+					   const struct hit *hit, u8 *buf)
+{
+	const unsigned long *regs = (const unsigned long *)hit->regs;
+	u8 *word = buf + sizeof(struct trace_entry);
+	unsigned int i, nr = feed->words - feed->header_words;
+
+	if (feed->header_words > 0) {
+		put_unaligned(hit->ip1, (unsigned long *)word);
+		word += sizeof(unsigned long);
+	}
+	if (feed->header_words > 1) {
+		put_unaligned(hit->ip2, (unsigned long *)word);
+		word += sizeof(unsigned long);
+	}
+	for (i = 0; i < nr; i++, word += sizeof(unsigned long)) {
+		unsigned int slot = feed->word_slot[i];
+		unsigned long value = 0;
+
+		if (slot < DYNPROBE_ENTRY_SLOT)
+			value = regs[slot];
+		else if (hit->entry_data)
+			value = hit->entry_data[slot - DYNPROBE_ENTRY_SLOT];
+		put_unaligned(value, (unsigned long *)word);
+	}
+	return feed->fixed_size;
+}
+
 static __always_inline size_t fetch_record(const struct dynprobe_feed *feed,
 					   const struct hit *hit, u8 *buf,
 					   size_t cap)
 {
+	if (!hit->source && feed->words)
+		return record_words(feed, hit, buf);
 	if (hit->source)
 		return dynprobe_rs_record_event(feed->def, hit->regs,
 						hit->source, hit->source_len,

@@ -3,7 +3,7 @@
 //! The fetch interpreter's view of the kernel in a probe handler: the
 //! interrupted registers and fault-tolerant memory.
 
-use crate::lang::{first_nul, Fault, Memory, Reg, Regs, Space};
+use crate::lang::{first_nul, Fault, Memory, Reg, Regs, Space, WordSource};
 use crate::sys::bindings as b;
 
 /// Registers at a kprobe or kretprobe hit, plus the entry data a return
@@ -16,6 +16,33 @@ pub(crate) struct KernelRegs {
 
 /// Number of `unsigned long` slots of x86_64 `struct pt_regs` (r15 .. ss).
 const PT_REGS_SLOTS: usize = 21;
+
+/// The registers of the x86_64 calling convention's first parameters.
+const ARGS_IN_REGISTERS: [Reg; 6] = [Reg::Di, Reg::Si, Reg::Dx, Reg::Cx, Reg::R8, Reg::R9];
+
+/// Where a record of words' word comes from, as src/shim/hit.c reads it:
+/// the `pt_regs` word of that index, or entry-data slot (index −
+/// `DYNPROBE_ENTRY_SLOT`); the word `KernelRegs` reads for `source`, with
+/// `entry_slots` saved entry words. `None`: a word neither holds (a
+/// parameter on the stack).
+pub(crate) fn word_slot(source: WordSource, entry_slots: usize) -> Option<u8> {
+    let reg = match source {
+        WordSource::Reg(r) => r,
+        WordSource::Arg(n) => *ARGS_IN_REGISTERS.get(usize::from(n))?,
+        WordSource::RetVal => Reg::Ax,
+        WordSource::EntryData(s) if usize::from(s) < entry_slots => {
+            return u8::try_from(b::DYNPROBE_ENTRY_SLOT)
+                .ok()?
+                .checked_add(s);
+        }
+        WordSource::EntryData(_) => return None,
+    };
+    let slot = reg as usize;
+    if slot >= PT_REGS_SLOTS {
+        return None;
+    }
+    u8::try_from(slot).ok()
+}
 
 impl KernelRegs {
     /// # Safety
@@ -63,10 +90,9 @@ impl Regs for KernelRegs {
     }
 
     fn arg(&self, n: u32) -> u64 {
-        // The x86_64 calling convention's registers, read here as
-        // regs_get_kernel_argument() would, without a call per argument.
-        const IN_REGISTERS: [Reg; 6] = [Reg::Di, Reg::Si, Reg::Dx, Reg::Cx, Reg::R8, Reg::R9];
-        if let Some(&r) = IN_REGISTERS.get(n as usize) {
+        // Read here as regs_get_kernel_argument() would, without a call
+        // per argument.
+        if let Some(&r) = ARGS_IN_REGISTERS.get(n as usize) {
             return self.reg(r);
         }
         // SAFETY: `regs` is valid; stack arguments are bounds-checked.

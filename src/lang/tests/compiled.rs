@@ -285,3 +285,94 @@ fn compiled_record_of_words_and_strings_is_the_views() {
         assert_eq!(k[..lk], v[..lv], "{line}");
     }
 }
+
+/// A line, and the header words and sources of its word table.
+type WordCase = (Control, &'static str, Option<(u8, &'static [WordSource])>);
+
+#[test]
+fn records_of_words_have_a_word_table() {
+    use WordSource::*;
+    let cases: &[WordCase] = &[
+        (
+            Control::KprobeEvents,
+            "p:grp/ev vfs_read a=%di b=%si c=%dx",
+            Some((
+                1,
+                &[
+                    Reg(dynprobe_lang::Reg::Di),
+                    Reg(dynprobe_lang::Reg::Si),
+                    Reg(dynprobe_lang::Reg::Dx),
+                ],
+            )),
+        ),
+        (
+            Control::DynamicEvents,
+            "f:grp/ev vfs_read a=$arg1 b=$arg2 c=$arg3",
+            Some((1, &[Arg(0), Arg(1), Arg(2)])),
+        ),
+        (
+            Control::FunctionEvents,
+            "vfs_read(x64 file, NULL, u64 count)",
+            Some((2, &[Arg(0), Arg(2)])),
+        ),
+        (
+            Control::FunctionEvents,
+            "vfs_read(x64 file) -> s64 ret",
+            Some((2, &[EntryData(0), RetVal])),
+        ),
+        (
+            Control::KprobeEvents,
+            "r:grp/ev vfs_read ret=$retval",
+            Some((2, &[RetVal])),
+        ),
+        // Not words alone: a string, a 4-byte value, a dereference, a
+        // stack slot, more words than the table holds.
+        (
+            Control::KprobeEvents,
+            "p:grp/ev vfs_read a=%di s=+0(%si):string",
+            None,
+        ),
+        (
+            Control::KprobeEvents,
+            "p:grp/ev vfs_read a=%di:u32 b=%si",
+            None,
+        ),
+        (Control::KprobeEvents, "p:grp/ev vfs_read a=+8(%di)", None),
+        (Control::KprobeEvents, "p:grp/ev vfs_read a=$stack2", None),
+        (
+            Control::KprobeEvents,
+            "p:grp/ev vfs_read a=%di b=%si c=%dx d=%cx e=%r8",
+            None,
+        ),
+    ];
+    for &(control, line, want) in cases {
+        let d = def_of(control, line);
+        let c = compile(&d);
+        let table = c.word_table();
+        assert_eq!(table, d.view().word_table(), "{line}");
+        assert_eq!(
+            table.map(|t| (t.header_words(), t.sources().to_vec())),
+            want.map(|(h, s)| (h, s.to_vec())),
+            "{line}"
+        );
+        let Some(table) = table else { continue };
+        // The table writes the record the definition writes.
+        let mut regs = FakeRegs::default();
+        for (i, r) in regs.regs.iter_mut().enumerate() {
+            *r = 0x1000 + i as u64;
+        }
+        regs.args = (0..8).map(|i| 0x2000 + i).collect();
+        regs.ret = 0x3000;
+        regs.edata = (0..4).map(|i| 0x4000 + i).collect();
+        let ips = HeaderIps {
+            first: 0xffff_ffff_8100_0000,
+            second: 0xffff_ffff_8200_0000,
+        };
+        let (mut by_table, mut by_def) = ([0xa5u8; 128], [0xa5u8; 128]);
+        let n = table.record(&regs, ips, &mut by_table);
+        let k = c.record(&regs, &FakeMem::default(), ips, &mut by_def);
+        assert_eq!(n, table.record_size(), "{line}");
+        assert_eq!((n, by_table), (k, by_def), "{line}");
+        assert_eq!(table.record(&regs, ips, &mut by_table[..n - 1]), 0);
+    }
+}

@@ -354,6 +354,14 @@ fn exercise(control: Control, line: &[u8], seed: u64) {
         let mut compiled = vec![0xa5u8; size];
         let k = c.record(&regs, &mem, ips, &mut compiled);
         assert_eq!((n, &buf), (k, &compiled), "{line_text:?}");
+        // A record of words writes the same by its word table alone,
+        // as a probe handler does.
+        assert_eq!(c.word_table(), d.view().word_table(), "{line_text:?}");
+        if let Some(table) = c.word_table() {
+            let mut words = vec![0xa5u8; size];
+            let w = table.record(&regs, ips, &mut words);
+            assert_eq!((k, &compiled), (w, &words), "{line_text:?}");
+        }
         let mut handler = vec![0xa5u8; size];
         let h = c
             .record_view()
