@@ -294,6 +294,11 @@ static __always_inline bool key_on(const struct static_key *key)
 	return atomic_read(&key->enabled) != 0;
 }
 
+/*
+ * Asked first: the file flags it requires clear include all that
+ * trace_trigger_soft_disabled() acts on, so a record it lets through
+ * needs no trigger call and no soft-disable test.
+ */
 static __always_inline bool fast_record_ok(const struct trace_event_file *file)
 {
 	/* Pairs with the release in dynprobe_fast_record_init(). */
@@ -371,12 +376,12 @@ static __always_inline void trace_record(const struct dynprobe_files *files,
 		struct trace_event_buffer fbuffer;
 		struct trace_entry *entry;
 
-		if (trace_trigger_soft_disabled(file))
-			continue;
 		if (fast_record_ok(file)) {
 			trace_record_copy_fast(file, rec, len);
 			continue;
 		}
+		if (trace_trigger_soft_disabled(file))
+			continue;
 		entry = trace_event_buffer_reserve(&fbuffer, file, len);
 		if (!entry)
 			continue;
@@ -400,12 +405,12 @@ static __always_inline void trace_record_direct(const struct dynprobe_feed *feed
 	struct trace_event_buffer fbuffer;
 	struct trace_entry *entry;
 
-	if (trace_trigger_soft_disabled(file))
-		return;
 	if (fast_record_ok(file)) {
 		trace_record_fast(feed, file, hit);
 		return;
 	}
+	if (trace_trigger_soft_disabled(file))
+		return;
 	entry = trace_event_buffer_reserve(&fbuffer, file, feed->fixed_size);
 	if (!entry)
 		return;
