@@ -361,6 +361,30 @@ static __always_inline void trace_record_copy_fast(struct trace_event_file *file
 }
 
 /*
+ * The full path of a record assembled at @rec. Apart from the fast path,
+ * as trace_record_full() is: the kernel's builds clear every automatic
+ * variable where its scope begins (CONFIG_INIT_STACK_ALL_ZERO), and the
+ * fast path does not need @fbuffer cleared.
+ */
+static __always_inline void trace_record_copy_full(struct trace_event_file *file,
+						   struct pt_regs *regs,
+						   const u8 *rec, size_t len)
+{
+	struct trace_event_buffer fbuffer;
+	struct trace_entry *entry;
+
+	if (trace_trigger_soft_disabled(file))
+		return;
+	entry = trace_event_buffer_reserve(&fbuffer, file, len);
+	if (!entry)
+		return;
+	fbuffer.regs = regs;
+	memcpy((u8 *)entry + sizeof(*entry), rec + sizeof(*entry),
+	       len - sizeof(*entry));
+	trace_event_buffer_commit(&fbuffer);
+}
+
+/*
  * A record of variable size, assembled at @rec, into every instance the
  * event is enabled in: copied past the tracing core's generic layers
  * while none of them is set (the fast record path), through them
@@ -373,23 +397,30 @@ static __always_inline void trace_record(const struct dynprobe_files *files,
 
 	for (i = 0; i < files->nr; i++) {
 		struct trace_event_file *file = files->file[i];
-		struct trace_event_buffer fbuffer;
-		struct trace_entry *entry;
 
-		if (fast_record_ok(file)) {
+		if (fast_record_ok(file))
 			trace_record_copy_fast(file, rec, len);
-			continue;
-		}
-		if (trace_trigger_soft_disabled(file))
-			continue;
-		entry = trace_event_buffer_reserve(&fbuffer, file, len);
-		if (!entry)
-			continue;
-		fbuffer.regs = regs;
-		memcpy((u8 *)entry + sizeof(*entry), rec + sizeof(*entry),
-		       len - sizeof(*entry));
-		trace_event_buffer_commit(&fbuffer);
+		else
+			trace_record_copy_full(file, regs, rec, len);
 	}
+}
+
+/* The full path of a record of one size, written in place. */
+static __always_inline void trace_record_full(const struct dynprobe_feed *feed,
+					      struct trace_event_file *file,
+					      const struct hit *hit)
+{
+	struct trace_event_buffer fbuffer;
+	struct trace_entry *entry;
+
+	if (trace_trigger_soft_disabled(file))
+		return;
+	entry = trace_event_buffer_reserve(&fbuffer, file, feed->fixed_size);
+	if (!entry)
+		return;
+	fbuffer.regs = hit->regs;
+	fetch_record(feed, hit, (u8 *)entry, feed->fixed_size);
+	trace_event_buffer_commit(&fbuffer);
 }
 
 /*
@@ -402,21 +433,10 @@ static __always_inline void trace_record_direct(const struct dynprobe_feed *feed
 						struct trace_event_file *file,
 						const struct hit *hit)
 {
-	struct trace_event_buffer fbuffer;
-	struct trace_entry *entry;
-
-	if (fast_record_ok(file)) {
+	if (fast_record_ok(file))
 		trace_record_fast(feed, file, hit);
-		return;
-	}
-	if (trace_trigger_soft_disabled(file))
-		return;
-	entry = trace_event_buffer_reserve(&fbuffer, file, feed->fixed_size);
-	if (!entry)
-		return;
-	fbuffer.regs = hit->regs;
-	fetch_record(feed, hit, (u8 *)entry, feed->fixed_size);
-	trace_event_buffer_commit(&fbuffer);
+	else
+		trace_record_full(feed, file, hit);
 }
 
 /*
