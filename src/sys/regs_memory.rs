@@ -31,9 +31,7 @@ pub(crate) fn word_slot(source: WordSource, entry_slots: usize) -> Option<u8> {
         WordSource::Arg(n) => *ARGS_IN_REGISTERS.get(usize::from(n))?,
         WordSource::RetVal => Reg::Ax,
         WordSource::EntryData(s) if usize::from(s) < entry_slots => {
-            return u8::try_from(b::DYNPROBE_ENTRY_SLOT)
-                .ok()?
-                .checked_add(s);
+            return u8::try_from(b::DYNPROBE_ENTRY_SLOT).ok()?.checked_add(s);
         }
         WordSource::EntryData(_) => return None,
     };
