@@ -67,8 +67,8 @@ fn is_glob(func: &[u8]) -> bool {
     func.iter().any(|c| b"*?[".contains(c))
 }
 
-/// The address of `func` if an entry probe on it can use the shared
-/// ftrace_ops: one function of the kernel image.
+/// The ftrace call site of `func` if an entry probe on it can use the
+/// shared ftrace_ops: one function of the kernel image.
 fn shared_hook_address(kind: ProbeKind, func: &CStr) -> Option<usize> {
     if !matches!(kind, ProbeKind::FprobeEntry | ProbeKind::FunctionEntry) {
         return None;
@@ -79,7 +79,12 @@ fn shared_hook_address(kind: ProbeKind, func: &CStr) -> Option<usize> {
     // SAFETY: `func` is NUL-terminated; the stub checks the symbol.
     let addr = unsafe { b::dynprobe_call_kallsyms_lookup_name(func.as_char_ptr().cast()) };
     // SAFETY: a plain comparison with the modules' area.
-    (addr != 0 && !unsafe { b::dynprobe_in_module_area(addr) }).then_some(addr)
+    if addr == 0 || unsafe { b::dynprobe_in_module_area(addr) } {
+        return None;
+    }
+    // SAFETY: `addr` is a function of the kernel image, whose first bytes
+    // the helper reads without faulting.
+    Some(unsafe { b::dynprobe_fentry_site(addr) })
 }
 
 impl FprobeHook {

@@ -3,21 +3,22 @@
  * Function entry probes (f events and function events at entry, on a
  * function of the kernel image) share one ftrace_ops. Its filter holds the
  * functions of every armed entry probe; its callback finds the probes of
- * the function hit in a hash table by address. That is the cheapest hook
- * ftrace offers: no function-graph shadow stack and no fprobe layer, so a
- * hit costs the ftrace call, one lookup and the record. Exit probes need
+ * the function hit in a hash table by its ftrace call site. That is the
+ * cheapest hook ftrace offers: no function-graph shadow stack and no
+ * fprobe layer, so a hit costs the ftrace call, one lookup and the record. Exit probes need
  * the return hooked and stay on fprobe; so do globs and functions of
  * modules, whose text comes and goes (fprobe follows it).
  */
 #include <linux/ftrace.h>
 #include <linux/hashtable.h>
 #include <linux/trace_recursion.h>
+#include <linux/uaccess.h>
 #include "dynprobe/resolved.h"
 #include "internal.h"
 
 #define FENTRY_HASH_BITS 10
 
-/* Armed entry probes by function address; RCU for the callback. */
+/* Armed entry probes by their function's call site; RCU for the callback. */
 static DEFINE_HASHTABLE(fentry_probes, FENTRY_HASH_BITS);
 /* Guards the table, the ops' filter and whether the ops is registered. */
 static DEFINE_MUTEX(fentry_lock);
@@ -36,20 +37,26 @@ static struct ftrace_ops fentry_ops = {
 	.func = fentry_callback,
 };
 
-/* The function's address from its ftrace call site (after an ENDBR). */
-static __always_inline unsigned long fentry_symaddr(unsigned long ip)
+/*
+ * The ftrace call site of the function at @addr, the ip its hits report:
+ * after its ENDBR, or the poison IBT sealing left in its place. Worked out
+ * once, when the probe is made, so the hit looks its ip up as it comes.
+ */
+unsigned long dynprobe_fentry_site(unsigned long addr)
 {
 #ifdef CONFIG_X86_KERNEL_IBT
-	if (__is_endbr(*(u32 *)(ip - ENDBR_INSN_SIZE)))
-		return ip - ENDBR_INSN_SIZE;
+	u32 insn;
+
+	if (!copy_from_kernel_nofault(&insn, (void *)addr, sizeof(insn)) &&
+	    __is_endbr(insn))
+		return addr + ENDBR_INSN_SIZE;
 #endif
-	return ip;
+	return addr;
 }
 
 static void fentry_callback(unsigned long ip, unsigned long parent_ip,
 			    struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
-	unsigned long func = fentry_symaddr(ip);
 	struct dynprobe_fprobe *probe;
 	struct pt_regs *regs;
 	int bit;
@@ -63,8 +70,8 @@ static void fentry_callback(unsigned long ip, unsigned long parent_ip,
 		return;
 	regs = ftrace_partial_regs(fregs, NULL);
 	hash_for_each_possible_rcu_notrace(fentry_probes, probe, fentry_node,
-					   func) {
-		if (probe->fentry_addr != func)
+					   ip) {
+		if (probe->fentry_addr != ip)
 			continue;
 		/* The call site, as fprobe reports it (after an ENDBR). */
 		if (probe->kind == DYNPROBE_FUNCTION_ENTRY)
