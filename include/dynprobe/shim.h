@@ -168,7 +168,7 @@ void dynprobe_kprobe_init(struct dynprobe_kprobe *probe, bool ret,
  * tracepoint.rs) that registers @fp; its handlers are fprobe.c's. An
  * entry probe on a function of the kernel image hooks fentry.c's shared
  * ftrace_ops instead, found by @fentry_addr, the function's ftrace call
- * site (dynprobe_fentry_site()).
+ * site (dynprobe_body_of() its address).
  */
 struct dynprobe_fprobe {
 	struct fprobe fp;
@@ -268,8 +268,6 @@ int dynprobe_kprobe_precheck(struct kprobe *kp);
 /* Sets the handlers of an fprobe, with an exit handler if @exit. */
 void dynprobe_fprobe_init(struct dynprobe_fprobe *probe, bool exit,
 			  unsigned int entry_data_size);
-/* The ftrace call site of the function at @addr, for @fentry_addr. */
-unsigned long dynprobe_fentry_site(unsigned long addr);
 /* Hooks @probe->fentry_addr on the shared ftrace_ops, or unhooks it. */
 int dynprobe_fentry_arm(struct dynprobe_fprobe *probe);
 /* Its handlers may still run until the next RCU grace period. */

@@ -82,9 +82,10 @@ fn shared_hook_address(kind: ProbeKind, func: &CStr) -> Option<usize> {
     if addr == 0 || unsafe { b::dynprobe_in_module_area(addr) } {
         return None;
     }
-    // SAFETY: `addr` is a function of the kernel image, whose first bytes
-    // the helper reads without faulting.
-    Some(unsafe { b::dynprobe_fentry_site(addr) })
+    // SAFETY: the helper reads the function's first bytes without
+    // faulting. Its body begins at its ftrace call site, the ip its hits
+    // report.
+    Some(unsafe { b::dynprobe_body_of(addr) })
 }
 
 impl FprobeHook {

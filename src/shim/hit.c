@@ -17,6 +17,7 @@
 #include <linux/ring_buffer.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/trace_recursion.h>
 #include <linux/trace_seq.h>
 #include <linux/unaligned.h>
 #include "dynprobe/resolved.h"
@@ -509,6 +510,46 @@ void dynprobe_dispatch_ftrace(const struct dynprobe_feed *feed,
 	dispatch(feed, &hit);
 }
 NOKPROBE_SYMBOL(dynprobe_dispatch_ftrace);
+
+/*
+ * The shared ftrace_ops' callback (fentry.c), here so that the hit path is
+ * inlined into it, as into the other entry points: the entry probes
+ * armed on the function hit, found by its call site (@ip).
+ */
+void dynprobe_fentry_callback(unsigned long ip, unsigned long parent_ip,
+			      struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	struct dynprobe_fprobe *probe;
+	struct pt_regs *regs;
+	int bit;
+
+	/* As fprobe: nothing is recorded where RCU does not watch. */
+	if (!rcu_is_watching())
+		return;
+	/* Also disables preemption, which the table's readers rely on. */
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0)
+		return;
+	regs = ftrace_partial_regs(fregs, NULL);
+	hash_for_each_possible_rcu_notrace(dynprobe_fentry_probes, probe,
+					   fentry_node, ip) {
+		struct hit hit = { .regs = regs, .fregs = fregs, .ip1 = ip };
+
+		if (probe->fentry_addr != ip)
+			continue;
+		/*
+		 * A function event's header: the caller, then the call site,
+		 * as fprobe reports them.
+		 */
+		if (probe->kind == DYNPROBE_FUNCTION_ENTRY) {
+			hit.ip1 = parent_ip;
+			hit.ip2 = ip;
+		}
+		dispatch(probe->feed, &hit);
+	}
+	ftrace_test_recursion_unlock(bit);
+}
+NOKPROBE_SYMBOL(dynprobe_fentry_callback);
 
 void dynprobe_dispatch_event(const struct dynprobe_feed *feed,
 			     struct pt_regs *regs, const void *source,
