@@ -182,12 +182,12 @@ static __always_inline size_t fetch_record(const struct dynprobe_feed *feed,
 					   const struct hit *hit, u8 *buf,
 					   size_t cap)
 {
-	if (!hit->source && feed->words)
-		return record_words(feed, hit, buf);
 	if (hit->source)
 		return dynprobe_rs_record_event(feed->def, hit->regs,
 						hit->source, hit->source_len,
 						buf, cap);
+	if (feed->words)
+		return record_words(feed, hit, buf);
 	return dynprobe_rs_record(feed->def, hit->regs, hit->entry_data, buf,
 				  cap, hit->ip1, hit->ip2);
 }
