@@ -58,8 +58,7 @@ impl WordTable {
             table.len += 1;
         }
         // The words are the whole record after the common header.
-        let words = u32::from(table.header_words) + u32::from(table.len);
-        (scalars.fixed_size() == TRACE_ENTRY_SIZE + 8 * words).then_some(table)
+        (scalars.fixed_size() as usize == table.record_size()).then_some(table)
     }
 
     /// How many header ips come first: 1 (`__probe_ip`) or 2 (the first

@@ -22,6 +22,10 @@ void dynprobe_dispatch_ftrace(const struct dynprobe_feed *feed,
 			      struct ftrace_regs *fregs, struct pt_regs *regs,
 			      const unsigned long *entry_data,
 			      unsigned long ip1, unsigned long ip2);
+/* The same for an event probe, fed by its source event's record. */
+void dynprobe_dispatch_event(const struct dynprobe_feed *feed,
+			     struct pt_regs *regs, const void *source,
+			     size_t source_len);
 /*
  * The shared ftrace_ops' callback (fentry.c): the hit path of every entry
  * probe armed in dynprobe_fentry_probes on the function hit.
@@ -30,10 +34,6 @@ void dynprobe_fentry_callback(unsigned long ip, unsigned long parent_ip,
 			      struct ftrace_ops *op, struct ftrace_regs *fregs);
 #define DYNPROBE_FENTRY_HASH_BITS 10
 extern DECLARE_HASHTABLE(dynprobe_fentry_probes, DYNPROBE_FENTRY_HASH_BITS);
-/* The same for an event probe, fed by its source event's record. */
-void dynprobe_dispatch_event(const struct dynprobe_feed *feed,
-			     struct pt_regs *regs, const void *source,
-			     size_t source_len);
 
 /*
  * eprobe_perf.c: an event probe's record for perf, submitted from an
