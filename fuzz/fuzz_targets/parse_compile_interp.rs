@@ -184,6 +184,14 @@ fn run(control: Control, line: &[u8], data: &[u8], def: &mut Definition) {
     }
     let mut d2 = Box::new(Definition::new());
     let ctl = if control == Control::FunctionEvents { control } else { Control::DynamicEvents };
+    // Default argument names make a listing longer than the line it was
+    // defined by; past the longest line a write takes, it is refused like
+    // any other line of that length (as the kernel's listings are).
+    if canon.len() > MAX_LINE_LEN {
+        let refused = parse(ctl, canon.as_bytes(), &K, &mut d2);
+        assert!(matches!(refused, Err(e) if e.code == ErrorCode::ArgTooLong && !e.logged));
+        return;
+    }
     assert_eq!(parse(ctl, canon.as_bytes(), &K, &mut d2), Ok(Command::Define), "{canon}");
     assert!(def.view().same_as(&d2.view()), "{canon}");
     let seed = data.iter().fold(0u64, |a, &b| a.rotate_left(5) ^ u64::from(b));
