@@ -8,6 +8,7 @@
  * (src/event/trace_event.rs), seen here through its sink; the record comes from
  * the definition's programs (dynprobe_rs_record).
  */
+#include <linux/context_tracking.h>
 #include <linux/ftrace.h>
 #include <linux/jump_label.h>
 #include <linux/kallsyms.h>
@@ -512,6 +513,20 @@ void dynprobe_dispatch_ftrace(const struct dynprobe_feed *feed,
 NOKPROBE_SYMBOL(dynprobe_dispatch_ftrace);
 
 /*
+ * Whether RCU watches this CPU, asked with preemption disabled: what
+ * rcu_is_watching() reads, without its call and its own preemption
+ * toggle, where the kernel tracks it per CPU (every TREE_RCU kernel).
+ */
+static __always_inline bool rcu_watching_here(void)
+{
+#ifdef CONFIG_CONTEXT_TRACKING_IDLE
+	return rcu_is_watching_curr_cpu();
+#else
+	return rcu_is_watching();
+#endif
+}
+
+/*
  * The shared ftrace_ops' callback (fentry.c), here so that the hit path is
  * inlined into it, as into the other entry points: the entry probes
  * armed on the function hit, found by its call site (@ip).
@@ -523,13 +538,13 @@ void dynprobe_fentry_callback(unsigned long ip, unsigned long parent_ip,
 	struct pt_regs *regs;
 	int bit;
 
-	/* As fprobe: nothing is recorded where RCU does not watch. */
-	if (!rcu_is_watching())
-		return;
 	/* Also disables preemption, which the table's readers rely on. */
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
 	if (bit < 0)
 		return;
+	/* As fprobe: nothing is recorded where RCU does not watch. */
+	if (!rcu_watching_here())
+		goto out;
 	regs = ftrace_partial_regs(fregs, NULL);
 	hash_for_each_possible_rcu_notrace(dynprobe_fentry_probes, probe,
 					   fentry_node, ip) {
@@ -547,6 +562,7 @@ void dynprobe_fentry_callback(unsigned long ip, unsigned long parent_ip,
 		}
 		dispatch(probe->feed, &hit);
 	}
+out:
 	ftrace_test_recursion_unlock(bit);
 }
 NOKPROBE_SYMBOL(dynprobe_fentry_callback);
