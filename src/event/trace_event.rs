@@ -30,7 +30,7 @@ use crate::probe::compiled::CompiledDef;
 use crate::probe::Probe;
 use crate::sys::bindings as b;
 use crate::sys::events_lock::{EventsLock, Held};
-use crate::sys::VecWriter;
+use crate::sys::{boxed_slice, exact_text};
 
 /// `TRACE_FUNCTION_TYPE`: a fields-array entry that calls `define_fields`.
 const TRACE_FUNCTION_TYPE: *const c_char = usize::MAX as *const c_char;
@@ -41,25 +41,26 @@ const TRACE_FUNCTION_TYPE: *const c_char = usize::MAX as *const c_char;
 struct Shape {
     def: Arc<CompiledDef>,
     /// `type\0name\0` for each field, in `DefView::fields()` order.
-    field_text: KVec<u8>,
+    field_text: Pin<KBox<[u8]>>,
 }
 
 impl Shape {
     fn new(def: Arc<CompiledDef>) -> Result<Self> {
-        let mut field_text = KVec::new();
-        for field in def.view().fields() {
-            let mut w = VecWriter(&mut field_text);
-            field.write_type(&mut w).map_err(|_| ENOMEM)?;
-            w.0.push(0, GFP_KERNEL)?;
-            w.0.extend_from_slice(field.name.as_bytes(), GFP_KERNEL)?;
-            w.0.push(0, GFP_KERNEL)?;
-        }
-        Ok(Shape { def, field_text })
+        let field_text = exact_text(|mut w| {
+            def.view().fields().try_for_each(|field| {
+                field.write_type(&mut w)?;
+                write!(w, "\0{}\0", field.name)
+            })
+        })?;
+        Ok(Shape {
+            def,
+            field_text: boxed_slice(field_text.iter().copied(), field_text.len())?,
+        })
     }
 
     /// Each field with its NUL-terminated type and name.
     fn fields(&self) -> impl Iterator<Item = (Field<'_>, *const c_char, *const c_char)> + '_ {
-        let mut text = self.field_text.as_slice();
+        let mut text = &self.field_text[..];
         let view = self.def.view();
         (0..view.nr_fields()).filter_map(move |i| {
             let field = view.field(i)?;
@@ -170,17 +171,20 @@ fn fields_array_entries(shape: &Shape) -> Result<(KVec<b::trace_event_fields>, u
 }
 
 /// The text and fields of an event, which its `trace_event_call` and
-/// class point into (never changed while it is registered).
+/// class point into (never changed while it is registered). Its parts are
+/// boxed slices, each allocated to its size, and it fits a 64-byte slab
+/// object.
 struct EventParts {
     /// `class.fields_array` points to its buffer, or to [`DEFINE_ALL`]
     /// when it is empty.
-    fields: KVec<b::trace_event_fields>,
+    fields: Pin<KBox<[b::trace_event_fields]>>,
     /// Fields from this index on are defined by [`define_fields`].
     first_defined: usize,
     /// `system\0name\0print fmt\0`, which the call and class point into.
-    text: KVec<u8>,
+    text: Pin<KBox<[u8]>>,
     shape: Shape,
 }
+const _: () = assert!(core::mem::size_of::<EventParts>() <= 64);
 
 /// The output functions of every dynprobe event: `trace` prints one;
 /// `register_trace_event()` sets the others (NULL here) to its nop
@@ -239,11 +243,11 @@ impl TraceEvent {
     /// registers it with the tracing core.
     pub(crate) fn create(def: Arc<CompiledDef>) -> Result<Pin<KBox<Self>>> {
         let view = def.view();
-        let mut text = KVec::new();
-        let mut w = VecWriter(&mut text);
-        write!(w, "{}\0{}\0", view.group(), view.event()).map_err(|_| ENOMEM)?;
-        view.print_fmt(&mut w).map_err(|_| ENOMEM)?;
-        w.0.push(0, GFP_KERNEL)?;
+        let text = exact_text(|mut w| {
+            write!(w, "{}\0{}\0", view.group(), view.event())?;
+            view.print_fmt(&mut w)?;
+            w.write_str("\0")
+        })?;
         let name_at = view.group().len() + 1;
         let fmt_at = name_at + view.event().len() + 1;
         // Not TRACE_EVENT_FL_KPROBE (nor _UPROBE): the kernel paths that
@@ -270,9 +274,9 @@ impl TraceEvent {
         let (fields, first_defined) = fields_array(&shape)?;
         let parts = KBox::new(
             EventParts {
-                fields,
+                fields: boxed_slice(fields.iter().copied(), fields.len())?,
                 first_defined,
-                text,
+                text: boxed_slice(text.iter().copied(), text.len())?,
                 shape,
             },
             GFP_KERNEL,

@@ -4,12 +4,12 @@
 //! workspace, frozen to its own size in kernel memory ([`CompiledDef`]),
 //! shared by the probes built from it and the event's shape.
 
-use kernel::alloc::{AllocError, KVBox};
+use kernel::alloc::KVBox;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use crate::lang::{CompactArg, Compiled, Definition, Storage};
-use crate::sys::VecWriter;
+use crate::sys::{boxed_slice, VecWriter};
 
 /// An empty definition to copy from: a `Definition` is 44 KiB, too
 /// big to build on a kernel stack.
@@ -30,8 +30,7 @@ pub(crate) fn new_definition() -> Result<KVBox<Definition>> {
 /// A compiled definition's variable-length parts in kernel memory, each
 /// allocated to its exact size. Boxed slices rather than vectors: a
 /// capacity word fewer each keeps the `Arc` of a compiled definition in a
-/// 192-byte slab object. (Pinned only because `KBox::pin_slice` is the
-/// kernel's way to allocate one; nothing relies on their place.)
+/// 192-byte slab object.
 pub(crate) struct KernelStorage {
     args: Pin<KBox<[CompactArg]>>,
     derefs: Pin<KBox<[i64]>>,
@@ -65,16 +64,6 @@ impl Storage for KernelStorage {
 /// A definition as a probe keeps it: sized to its line, shared between the
 /// probe and (for the first probe) the event's shape.
 pub(crate) type CompiledDef = Compiled<KernelStorage>;
-
-/// A slice of `len` items taken from `items`, allocated to its size (no
-/// allocation when empty); fails when `items` has fewer.
-fn boxed_slice<T>(mut items: impl Iterator<Item = T>, len: usize) -> Result<Pin<KBox<[T]>>> {
-    Ok(KBox::pin_slice(
-        |_| items.next().ok_or(AllocError),
-        len,
-        GFP_KERNEL,
-    )?)
-}
 
 /// Freezes what the parser left in `def` into a compiled definition of its
 /// own size; the workspace can take the next line.

@@ -11,7 +11,9 @@ pub(crate) mod trace_array;
 pub(crate) mod tracefs;
 
 use core::fmt::{self, Write};
+use core::pin::Pin;
 
+use kernel::alloc::AllocError;
 use kernel::error::{to_result, Result};
 use kernel::prelude::*;
 
@@ -40,4 +42,41 @@ impl Write for VecWriter<'_> {
             .extend_from_slice(s.as_bytes(), GFP_KERNEL)
             .map_err(|_| fmt::Error)
     }
+}
+
+/// A slice of `len` items taken from `items`, allocated to its size (no
+/// allocation when empty); fails when `items` has fewer. (Pinned only
+/// because `KBox::pin_slice` is the kernel's way to allocate one; nothing
+/// relies on its place.)
+pub(crate) fn boxed_slice<T>(
+    mut items: impl Iterator<Item = T>,
+    len: usize,
+) -> Result<Pin<KBox<[T]>>> {
+    Ok(KBox::pin_slice(
+        |_| items.next().ok_or(AllocError),
+        len,
+        GFP_KERNEL,
+    )?)
+}
+
+/// Counts what is written.
+struct ByteCount(usize);
+
+impl Write for ByteCount {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0 = self.0.checked_add(s.len()).ok_or(fmt::Error)?;
+        Ok(())
+    }
+}
+
+/// What `write` writes, in a vector allocated to its length: `write` runs
+/// twice, first to count. Text an object keeps for its life is made so:
+/// a vector grown by appending doubles its capacity, and keeps a slab
+/// object up to twice the size it needs.
+pub(crate) fn exact_text(write: impl Fn(&mut dyn Write) -> fmt::Result) -> Result<KVec<u8>> {
+    let mut len = ByteCount(0);
+    write(&mut len).map_err(|_| ENOMEM)?;
+    let mut text = KVec::with_capacity(len.0, GFP_KERNEL)?;
+    write(&mut VecWriter(&mut text)).map_err(|_| ENOMEM)?;
+    Ok(text)
 }
