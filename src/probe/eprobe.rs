@@ -15,9 +15,9 @@ use core::ptr::NonNull;
 
 use kernel::prelude::*;
 
-use super::Hook;
 use super::Place;
-use crate::lang::{EventField, FieldKind, FilterCheck};
+use super::{Feed, Hook};
+use crate::lang::{DefView, EventField, FieldKind, FilterCheck};
 use crate::sys::bindings as b;
 
 /// `SYSTEM.EVENT` as two NUL-terminated names.
@@ -146,10 +146,12 @@ pub(crate) fn exit() {
 ///
 /// # Invariants
 ///
-/// `eprobe` came from `dynprobe_eprobe_attach()` and is detached on drop
-/// only.
+/// `eprobe`, once set, came from `dynprobe_eprobe_attach()` and is
+/// detached on drop only. The hook stays in the box it was made in (see
+/// `hook::boxed`): the C object points to `feed`.
 pub(crate) struct EprobeHook {
-    eprobe: NonNull<b::dynprobe_eprobe>,
+    eprobe: Option<NonNull<b::dynprobe_eprobe>>,
+    feed: Feed,
 }
 
 // SAFETY: the C object is touched only at creation and in `drop`, each
@@ -165,11 +167,8 @@ impl EprobeHook {
     ///
     /// # Safety
     ///
-    /// `feed` outlives the hook.
-    pub(crate) unsafe fn boxed(
-        place: &mut Place<'_>,
-        feed: *mut b::dynprobe_feed,
-    ) -> Result<KBox<dyn Hook>> {
+    /// The feed's sink and definition outlive the hook.
+    pub(crate) unsafe fn boxed(place: &mut Place<'_>, feed: Feed) -> Result<KBox<dyn Hook>> {
         let name = place
             .symbol
             .ok_or(EINVAL)?
@@ -181,19 +180,21 @@ impl EprobeHook {
             .filter
             .as_deref_mut()
             .map_or(core::ptr::null_mut(), |f| f.as_mut_ptr().cast());
+        let mut hook = KBox::new(EprobeHook { eprobe: None, feed }, GFP_KERNEL)?;
         // SAFETY: the names and the filter are NUL-terminated (the filter
-        // is parsed, not kept); `feed` outlives the counters (per the
-        // function's contract), which the drop releases.
-        let eprobe =
-            unsafe { b::dynprobe_eprobe_attach(name.system(), name.event(), filter, feed) };
+        // is parsed, not kept); the feed is in the hook's box, where it
+        // stays until the drop has released the counters.
+        let eprobe = unsafe {
+            b::dynprobe_eprobe_attach(name.system(), name.event(), filter, hook.feed.get())
+        };
         let eprobe = kernel::error::from_err_ptr(eprobe)?;
-        let eprobe = NonNull::new(eprobe).ok_or(ENOMEM)?;
-        Ok(KBox::new(EprobeHook { eprobe }, GFP_KERNEL)?)
+        hook.eprobe = Some(NonNull::new(eprobe).ok_or(ENOMEM)?);
+        Ok(hook)
     }
 }
 
 impl Hook for EprobeHook {
-    fn arm(&self) -> Result {
+    fn arm(&self, _def: DefView<'_>) -> Result {
         // The counters run from creation; the handler checks the sink.
         Ok(())
     }
@@ -203,12 +204,19 @@ impl Hook for EprobeHook {
     fn misses(&self) -> u64 {
         0
     }
+
+    fn feed(&self) -> &Feed {
+        &self.feed
+    }
 }
 
 impl Drop for EprobeHook {
     fn drop(&mut self) {
-        // SAFETY: attached (type invariant) and detached only here; the
-        // drop runs without event_mutex held (probes are dropped so).
-        unsafe { b::dynprobe_eprobe_detach(self.eprobe.as_ptr()) };
+        if let Some(eprobe) = self.eprobe {
+            // SAFETY: attached (type invariant) and detached only here;
+            // the drop runs without event_mutex held (probes are dropped
+            // so).
+            unsafe { b::dynprobe_eprobe_detach(eprobe.as_ptr()) };
+        }
     }
 }

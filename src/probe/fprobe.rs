@@ -17,9 +17,8 @@ use kernel::prelude::*;
 use kernel::sync::global_lock;
 use kernel::types::Opaque;
 
-use super::Hook;
-use super::Place;
-use crate::lang::{is_function_list, FunctionList, ProbeKind};
+use super::{Feed, Hook, Place};
+use crate::lang::{is_function_list, DefView, FunctionList, ProbeKind};
 use crate::sys::bindings as b;
 
 /// An fprobe, or an entry probe on the shared ftrace_ops.
@@ -27,13 +26,16 @@ use crate::sys::bindings as b;
 /// # Invariants
 ///
 /// Pinned: ftrace keeps pointers into `probe` while it is registered.
-/// `func` is the NUL-terminated target. `registered` and `hooked` change
-/// only with event_mutex held or while nothing else reaches the hook.
+/// `registered` and `hooked` change only with event_mutex held or while
+/// nothing else reaches the hook. It keeps no copy of its target's name:
+/// fprobe reads it only while it registers (at each `arm`, from the
+/// definition).
 #[pin_data(PinnedDrop)]
 pub(crate) struct FprobeHook {
     #[pin]
     probe: Opaque<b::dynprobe_fprobe>,
-    func: KVec<u8>,
+    /// What `probe` points its hits to.
+    feed: Feed,
     /// On the shared ftrace_ops rather than an fprobe.
     fentry: bool,
     registered: Cell<bool>,
@@ -42,6 +44,9 @@ pub(crate) struct FprobeHook {
     #[pin]
     _pin: PhantomPinned,
 }
+
+// The hook, with its feed, in a 128-byte slab object.
+const _: () = assert!(core::mem::size_of::<FprobeHook>() <= 128);
 
 // SAFETY: the fprobe is changed by ftrace and under event_mutex; the cell
 // as the type invariant says.
@@ -90,70 +95,59 @@ fn shared_hook_address(kind: ProbeKind, func: &CStr) -> Option<usize> {
 
 impl FprobeHook {
     /// Initialises `probe`, zeroing it first, for a probe at `place` (not
-    /// registered).
+    /// registered), whose feed is set once it is in place.
     ///
     /// # Safety
     ///
-    /// `probe` is valid for writes, pinned and unregistered; `feed`
-    /// outlives it.
-    pub(super) unsafe fn setup(
-        probe: *mut b::dynprobe_fprobe,
-        place: &Place<'_>,
-        feed: *mut b::dynprobe_feed,
-    ) {
+    /// `probe` is valid for writes, pinned and unregistered.
+    pub(super) unsafe fn setup(probe: *mut b::dynprobe_fprobe, place: &Place<'_>) {
         let exit = matches!(place.kind, ProbeKind::FprobeExit | ProbeKind::FunctionExit);
         // SAFETY: per the function's contract.
         unsafe {
             core::ptr::write_bytes(probe, 0, 1);
             b::dynprobe_fprobe_init(probe, exit, place.entry_data_size);
-            (*probe).feed = feed;
             (*probe).kind = fprobe_kind(place.kind);
         }
     }
 
     /// # Safety
     ///
-    /// `feed` must outlive the hook.
-    pub(super) unsafe fn boxed(
-        place: &mut Place<'_>,
-        feed: *mut b::dynprobe_feed,
-    ) -> Result<KBox<dyn Hook>> {
-        let func = super::hook::place_symbol(place)?;
-        let symbol = CStr::from_bytes_with_nul(&func).map_err(|_| EINVAL)?;
+    /// The feed's sink and definition must outlive the hook.
+    pub(super) unsafe fn boxed(place: &mut Place<'_>, feed: Feed) -> Result<KBox<dyn Hook>> {
+        let symbol = place.symbol.ok_or(EINVAL)?;
         let fentry_addr = shared_hook_address(place.kind, symbol);
         // The parser has checked that ftrace can hook the target.
-        Ok(super::hook::boxed(KBox::pin_init(
+        let hook = KBox::pin_init(
             try_pin_init!(FprobeHook {
                 probe <- Opaque::ffi_init(|p: *mut b::dynprobe_fprobe| {
                     // SAFETY: `p` is the new hook's probe, valid for
-                    // writes and not registered; `feed` outlives it (the
-                    // function's contract).
+                    // writes and not registered.
                     unsafe {
-                        Self::setup(p, place, feed);
+                        Self::setup(p, place);
                         (*p).fentry_addr = fentry_addr.unwrap_or(0);
                     }
                 }),
-                func,
+                feed,
                 fentry: fentry_addr.is_some(),
                 registered: Cell::new(false),
                 hooked: Cell::new(false),
                 _pin: PhantomPinned,
             }),
             GFP_KERNEL,
-        )?))
-    }
-
-    fn name(&self) -> &str {
-        let name = self.func.split_last().map_or(&[][..], |(_, n)| n);
-        core::str::from_utf8(name).unwrap_or("?")
+        )?;
+        // SAFETY: not registered yet; the feed sits in the pinned hook,
+        // which outlives the probe's registration.
+        unsafe { (*hook.probe.get()).feed = hook.feed.get() };
+        Ok(super::hook::boxed(hook))
     }
 
     /// For a function list, the addresses of the functions it takes now
     /// (modules come and go between enables), and for `MOD:SYM` the
     /// address of that module's function; `None` for one function of the
-    /// kernel's or glob, which fprobe finds by name.
-    fn addresses(&self) -> Result<Option<KVec<usize>>> {
-        let text = self.func.split_last().map_or(&[][..], |(_, n)| n);
+    /// kernel's or glob, which fprobe finds by name. `target` is the
+    /// place as the definition names it.
+    fn addresses(target: &str) -> Result<Option<KVec<usize>>> {
+        let text = target.as_bytes();
         if let Some(colon) = text.iter().position(|&c| c == b':') {
             if !is_function_list(text) {
                 let module = super::hook::nul_terminated(text.get(..colon).unwrap_or(&[]))?;
@@ -161,7 +155,7 @@ impl FprobeHook {
                 let name = text.get(colon + 1..).unwrap_or(&[]);
                 let addr =
                     super::function_list::module_function(module, name).inspect_err(|e| {
-                        pr_warn!("cannot find {}: {:?}\n", self.name(), e);
+                        pr_warn!("cannot find {}: {:?}\n", target, e);
                     })?;
                 let mut addrs = KVec::new();
                 addrs.push(addr, GFP_KERNEL)?;
@@ -173,10 +167,10 @@ impl FprobeHook {
         }
         let list = FunctionList::parse(text).map_err(|_| EINVAL)?;
         let addrs = super::function_list::addresses(list).inspect_err(|e| {
-            pr_warn!("cannot list the functions of {}: {:?}\n", self.name(), e);
+            pr_warn!("cannot list the functions of {}: {:?}\n", target, e);
         })?;
         if addrs.is_empty() {
-            pr_warn!("no function to hook in {}\n", self.name());
+            pr_warn!("no function to hook in {}\n", target);
             return Err(ENOENT);
         }
         Ok(Some(addrs))
@@ -184,37 +178,39 @@ impl FprobeHook {
 }
 
 impl Hook for FprobeHook {
-    fn arm(&self) -> Result {
+    fn arm(&self, def: DefView<'_>) -> Result {
         super::hook::fprobe_lockdown()?;
         let probe = self.probe.get();
+        let target = def.full_symbol().ok_or(EINVAL)?;
         if self.fentry {
             // SAFETY: the probe is set up; fentry.c takes its own lock.
             let ret = unsafe { b::dynprobe_fentry_arm(probe) };
             if ret != 0 {
-                pr_warn!("cannot hook {}: {}\n", self.name(), ret);
+                pr_warn!("cannot hook {}: {}\n", target, ret);
             }
             return kernel::error::to_result(ret);
         }
-        let func = self.func.as_ptr().cast::<c_char>();
-        let list = self.addresses()?;
+        let list = Self::addresses(target)?;
+        let func = super::hook::nul_terminated(target.as_bytes())?;
+        let func_ptr = func.as_ptr().cast::<c_char>();
         // SAFETY: the fprobe is set up and not registered (event_mutex
-        // orders arm and disarm); `func` is NUL-terminated and outlives
-        // the registration; a list's addresses are read during the call.
-        // By name is a lookup; a glob scans every symbol.
+        // orders arm and disarm); `func` is NUL-terminated, and fprobe
+        // reads it and a list's addresses during the call only. By name
+        // is a lookup; a glob scans every symbol.
         let ret = unsafe {
             let fp = core::ptr::addr_of_mut!((*probe).fp);
             if let Some(addrs) = &list {
                 // fprobe copies the addresses.
                 b::register_fprobe_ips(fp, addrs.as_ptr().cast_mut().cast(), addrs.len() as i32)
-            } else if is_glob(&self.func) {
-                b::register_fprobe(fp, func, core::ptr::null())
+            } else if is_glob(target.as_bytes()) {
+                b::register_fprobe(fp, func_ptr, core::ptr::null())
             } else {
-                let mut syms = [func];
+                let mut syms = [func_ptr];
                 b::register_fprobe_syms(fp, syms.as_mut_ptr(), 1)
             }
         };
         if ret != 0 {
-            pr_warn!("cannot register fprobe on {}: {}\n", self.name(), ret);
+            pr_warn!("cannot register fprobe on {}: {}\n", target, ret);
         } else {
             self.registered.set(true);
             self.hooked.set(true);
@@ -249,6 +245,10 @@ impl Hook for FprobeHook {
         // SAFETY: a plain counter of the pinned fprobe, read racily as
         // the kernel's profile does.
         unsafe { (*self.probe.get()).fp.nmissed as u64 }
+    }
+
+    fn feed(&self) -> &Feed {
+        &self.feed
     }
 }
 

@@ -8,25 +8,29 @@ use core::pin::Pin;
 
 use kernel::prelude::*;
 
-use super::Place;
-use crate::lang::ProbeKind;
+use super::{Feed, Place};
+use crate::lang::{DefView, ProbeKind};
 use crate::sys::bindings as b;
 
 pub(crate) use super::eprobe::{event_field, event_filter, event_filters, event_source};
 pub(crate) use super::fprobe::function_traceable;
 pub(crate) use super::tracepoint::exists as tracepoint_exists;
 
-/// A registered (or waiting) kernel probe that feeds one dynprobe probe.
-/// Dropping it unregisters it and returns once no handler of it runs.
+/// A registered (or waiting) kernel probe that feeds one dynprobe probe,
+/// and the feed its hits run, which it holds in its own allocation.
+/// Dropping it unregisters it and returns once no handler of it runs,
+/// then frees the feed.
 pub(crate) trait Hook: Send + Sync {
-    /// Starts firing. Called with event_mutex held, when the probe's
-    /// event is enabled (a hook waiting for its module starts when the
-    /// module comes).
-    fn arm(&self) -> Result;
+    /// Starts firing, at the place of `def` (the probe's definition).
+    /// Called with event_mutex held, when the probe's event is enabled (a
+    /// hook waiting for its module starts when the module comes).
+    fn arm(&self, def: DefView<'_>) -> Result;
     /// Stops firing; handlers already running may still finish.
     fn disarm(&self);
     /// Hits the kernel missed (recursion, no free instance).
     fn misses(&self) -> u64;
+    /// The feed its hits run.
+    fn feed(&self) -> &Feed;
 }
 
 /// A hook initialised pinned, as the probe keeps it: behind `dyn Hook`,
@@ -41,15 +45,12 @@ pub(super) fn boxed<T: Hook + 'static>(hook: Pin<KBox<T>>) -> KBox<dyn Hook> {
     hook
 }
 
-/// The hook for a probe at `place` whose hits run `feed`.
+/// The hook for a probe at `place` whose hits run `feed`, which it takes.
 ///
 /// # Safety
 ///
-/// `feed` must outlive the hook.
-pub(crate) unsafe fn new_hook(
-    place: &mut Place<'_>,
-    feed: *mut b::dynprobe_feed,
-) -> Result<KBox<dyn Hook>> {
+/// The feed's sink and definition must outlive the hook.
+pub(crate) unsafe fn new_hook(place: &mut Place<'_>, feed: Feed) -> Result<KBox<dyn Hook>> {
     Ok(match place.kind {
         ProbeKind::Kprobe | ProbeKind::Kretprobe => {
             // SAFETY: per the function's contract.

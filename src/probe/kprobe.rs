@@ -15,8 +15,8 @@ use kernel::ffi::c_char;
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
-use super::{module_waits, Hook, Place};
-use crate::lang::ProbeKind;
+use super::{module_waits, Feed, Hook, Place};
+use crate::lang::{DefView, ProbeKind};
 use crate::sys::bindings as b;
 
 /// A kprobe or kretprobe.
@@ -32,6 +32,8 @@ use crate::sys::bindings as b;
 pub(crate) struct KprobeHook {
     #[pin]
     probe: Opaque<b::dynprobe_kprobe>,
+    /// What `probe` points its hits to.
+    feed: Feed,
     symbol: KVec<u8>,
     ret: bool,
     registered: Cell<bool>,
@@ -40,6 +42,9 @@ pub(crate) struct KprobeHook {
     #[pin]
     _pin: PhantomPinned,
 }
+
+// The hook, with its feed, in a 256-byte slab object.
+const _: () = assert!(core::mem::size_of::<KprobeHook>() <= 256);
 
 // SAFETY: the kprobe is changed only by the kprobes core and under
 // event_mutex; the cells as the type invariant says.
@@ -56,11 +61,8 @@ fn module_of(symbol: &[u8]) -> Option<&[u8]> {
 impl KprobeHook {
     /// # Safety
     ///
-    /// `feed` must outlive the hook.
-    pub(super) unsafe fn boxed(
-        place: &mut Place<'_>,
-        feed: *mut b::dynprobe_feed,
-    ) -> Result<KBox<dyn Hook>> {
+    /// The feed's sink and definition must outlive the hook.
+    pub(super) unsafe fn boxed(place: &mut Place<'_>, feed: Feed) -> Result<KBox<dyn Hook>> {
         let symbol = super::hook::place_symbol(place)?;
         let ret = place.kind == ProbeKind::Kretprobe;
         // The vector's buffer stays where it is when the vector moves into
@@ -76,7 +78,6 @@ impl KprobeHook {
                     unsafe {
                         core::ptr::write_bytes(p, 0, 1);
                         b::dynprobe_kprobe_init(p, ret, place.entry_data_size);
-                        (*p).feed = feed;
                         let kp = core::ptr::addr_of_mut!((*p).rp.kp);
                         match symbol_name {
                             Some(name) => {
@@ -88,6 +89,7 @@ impl KprobeHook {
                         (*p).rp.maxactive = place.maxactive;
                     }
                 }),
+                feed,
                 symbol,
                 ret,
                 registered: Cell::new(false),
@@ -96,6 +98,9 @@ impl KprobeHook {
             }),
             GFP_KERNEL,
         )?;
+        // SAFETY: not registered yet; the feed sits in the pinned hook,
+        // which outlives the probe's registration.
+        unsafe { (*hook.probe.get()).feed = hook.feed.get() };
         let Some(module) = module_of(hook.name()) else {
             hook.register(false)?;
             return Ok(super::hook::boxed(hook));
@@ -126,10 +131,11 @@ impl KprobeHook {
 
     /// Whether the event the hook feeds is enabled.
     pub(super) fn event_enabled(&self) -> bool {
-        // SAFETY: the feed and its sink outlive the hook (`new`'s
-        // contract); the flags are an aligned u32 the hit path reads.
+        // SAFETY: the feed is the hook's and its sink outlives the hook
+        // (`boxed`'s contract); the flags are an aligned u32 the hit path
+        // reads.
         unsafe {
-            let sink = (*(*self.probe.get()).feed).sink;
+            let sink = (*self.feed.get()).sink;
             AtomicU32::from_ptr(core::ptr::addr_of_mut!((*sink).flags)).load(Ordering::Relaxed) != 0
         }
     }
@@ -187,7 +193,7 @@ impl KprobeHook {
 }
 
 impl Hook for KprobeHook {
-    fn arm(&self) -> Result {
+    fn arm(&self, _def: DefView<'_>) -> Result {
         // A probe whose module is not there is armed when it comes.
         if !self.registered.get() || self.gone() {
             return Ok(());
@@ -215,6 +221,10 @@ impl Hook for KprobeHook {
                 kp
             }
         }
+    }
+
+    fn feed(&self) -> &Feed {
+        &self.feed
     }
 }
 

@@ -164,30 +164,45 @@ fn word_table(def: &CompiledDef, fixed_size: u16) -> (u8, u8, [u8; WORD_SLOTS]) 
 const WORD_SLOTS: usize = b::DYNPROBE_TABLE_WORDS as usize;
 const _: () = assert!(WORD_SLOTS == crate::lang::MAX_TABLE_WORDS);
 
-/// What a probe's hits run and where they write. The hook points to it,
-/// so it is boxed (a stable address) and outlives the hook.
+/// What a probe's hits run and where they write: the C side's
+/// `struct dynprobe_feed`. Each hook holds its feed, in its own
+/// allocation, and points its kernel probe to it once it is in place.
 ///
 /// # Invariants
 ///
 /// `nhit` is a live per-CPU counter, freed on drop.
-struct Feed {
+pub(crate) struct Feed {
     feed: Opaque<b::dynprobe_feed>,
+}
+
+impl Feed {
+    /// Where the hook's kernel probe finds it: stable once the hook that
+    /// holds it is in its allocation.
+    pub(crate) fn get(&self) -> *mut b::dynprobe_feed {
+        self.feed.get()
+    }
+
+    /// The probe's hits so far.
+    fn hits(&self) -> u64 {
+        // SAFETY: the counter is live (type invariant).
+        unsafe { b::dynprobe_counter_sum((*self.feed.get()).nhit) }
+    }
 }
 
 impl Drop for Feed {
     fn drop(&mut self) {
         // SAFETY: the counter is live (type invariant) and nothing reads
-        // it any more: the hook that counted into it is gone.
+        // it any more: the hook that holds the feed has unhooked (a hook's
+        // own drop runs before its fields').
         unsafe { b::dynprobe_counter_free((*self.feed.get()).nhit) };
     }
 }
 
 /// A probe and its definition. Dropping it drops the hook first, which
-/// returns once no handler of it runs, then the feed and definition.
+/// returns once no handler of it runs, then its feed and the definition.
 pub(crate) struct Probe {
-    /// First: dropped before what its handlers use.
+    /// First: dropped before the definition its handlers use.
     hook: KBox<dyn Hook>,
-    feed: KBox<Feed>,
     def: Arc<CompiledDef>,
 }
 
@@ -221,16 +236,16 @@ impl Probe {
                 word_slot,
             }),
         };
-        let feed = KBox::new(feed, GFP_KERNEL)?;
-        // SAFETY: the feed is boxed and outlives the hook (field order).
-        let hook = unsafe { hook::new_hook(&mut place, feed.feed.get()) }?;
-        Ok(Probe { hook, feed, def })
+        // SAFETY: the sink outlives the probe (the function's contract),
+        // and the definition outlives the hook (field order).
+        let hook = unsafe { hook::new_hook(&mut place, feed) }?;
+        Ok(Probe { hook, def })
     }
 
     /// Hooks the probe's place. Called with event_mutex held, when its
     /// event is enabled.
     pub(crate) fn arm(&self) -> Result {
-        self.hook.arm()
+        self.hook.arm(self.def.view())
     }
 
     /// Unhooks it again (its handlers may still be running).
@@ -240,9 +255,7 @@ impl Probe {
 
     /// Hits and misses so far.
     pub(crate) fn counts(&self) -> (u64, u64) {
-        // SAFETY: the feed's counter is live (`Feed`'s invariant).
-        let hits = unsafe { b::dynprobe_counter_sum((*self.feed.feed.get()).nhit) };
-        (hits, self.hook.misses())
+        (self.hook.feed().hits(), self.hook.misses())
     }
 
     /// The definition the probe runs.

@@ -27,8 +27,8 @@ use kernel::sync::global_lock;
 use kernel::types::Opaque;
 
 use super::fprobe::FprobeHook;
-use super::Hook;
-use super::Place;
+use super::{Feed, Hook, Place};
+use crate::lang::DefView;
 use crate::sys::bindings as b;
 
 /// Modules with tracepoints, and the hooks.
@@ -61,6 +61,8 @@ global_lock! {
 pub(crate) struct TracepointHook {
     #[pin]
     probe: Opaque<b::dynprobe_fprobe>,
+    /// What `probe` points its hits to.
+    feed: Feed,
     name: KVec<u8>,
     /// The event is enabled: hook the tracepoint whenever it is there.
     armed: Cell<bool>,
@@ -137,11 +139,8 @@ pub(crate) fn exists(name: &CStr) -> bool {
 impl TracepointHook {
     /// # Safety
     ///
-    /// `feed` must outlive the hook.
-    pub(super) unsafe fn boxed(
-        place: &mut Place<'_>,
-        feed: *mut b::dynprobe_feed,
-    ) -> Result<KBox<dyn Hook>> {
+    /// The feed's sink and definition must outlive the hook.
+    pub(super) unsafe fn boxed(place: &mut Place<'_>, feed: Feed) -> Result<KBox<dyn Hook>> {
         let name = super::hook::place_symbol(place)?;
         if name.is_empty() {
             return Err(EINVAL);
@@ -150,10 +149,10 @@ impl TracepointHook {
             try_pin_init!(TracepointHook {
                 probe <- Opaque::ffi_init(|p: *mut b::dynprobe_fprobe| {
                     // SAFETY: `p` is the new hook's probe, valid for
-                    // writes and not registered; `feed` outlives it (the
-                    // function's contract).
-                    unsafe { FprobeHook::setup(p, place, feed) }
+                    // writes and not registered.
+                    unsafe { FprobeHook::setup(p, place) }
                 }),
+                feed,
                 name,
                 armed: Cell::new(false),
                 tpoint: Cell::new(core::ptr::null_mut()),
@@ -162,6 +161,10 @@ impl TracepointHook {
             }),
             GFP_KERNEL,
         )?;
+        // SAFETY: not hooked yet (it is not in the list the module
+        // notifier hooks from); the feed sits in the pinned hook, which
+        // outlives its hooking.
+        unsafe { (*hook.probe.get()).feed = hook.feed.get() };
         let mut state = STATE.lock();
         state.hooks.push(NonNull::from(&*hook), GFP_KERNEL)?;
         drop(state);
@@ -217,7 +220,7 @@ impl TracepointHook {
 
 impl Hook for TracepointHook {
     /// A tracepoint that is not there yet is hooked when its module comes.
-    fn arm(&self) -> Result {
+    fn arm(&self, _def: DefView<'_>) -> Result {
         super::hook::fprobe_lockdown()?;
         let state = STATE.lock();
         self.armed.set(true);
@@ -245,6 +248,10 @@ impl Hook for TracepointHook {
     fn misses(&self) -> u64 {
         // SAFETY: a plain counter of the pinned fprobe.
         unsafe { (*self.probe.get()).fp.nmissed as u64 }
+    }
+
+    fn feed(&self) -> &Feed {
+        &self.feed
     }
 }
 

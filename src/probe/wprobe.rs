@@ -9,16 +9,20 @@ use core::ptr::NonNull;
 
 use kernel::prelude::*;
 
-use super::{Hook, Place};
+use super::{Feed, Hook, Place};
+use crate::lang::DefView;
 use crate::sys::bindings as b;
 
 /// One watchpoint's breakpoints.
 ///
 /// # Invariants
 ///
-/// `wprobe` came from `dynprobe_wprobe_new()` and is freed on drop only.
+/// `wprobe`, once set, came from `dynprobe_wprobe_new()` and is freed on
+/// drop only. The hook stays in the box it was made in (see
+/// `hook::boxed`): the C object points to `feed`.
 pub(crate) struct WprobeHook {
-    wprobe: NonNull<b::dynprobe_wprobe>,
+    wprobe: Option<NonNull<b::dynprobe_wprobe>>,
+    feed: Feed,
 }
 
 // SAFETY: the C object is changed by `arm` and `disarm`, which run with
@@ -33,47 +37,59 @@ impl WprobeHook {
     ///
     /// # Safety
     ///
-    /// `feed` outlives the hook.
-    pub(super) unsafe fn boxed(
-        place: &mut Place<'_>,
-        feed: *mut b::dynprobe_feed,
-    ) -> Result<KBox<dyn Hook>> {
+    /// The feed's sink and definition outlive the hook.
+    pub(super) unsafe fn boxed(place: &mut Place<'_>, feed: Feed) -> Result<KBox<dyn Hook>> {
         let (addr, watch) = place.watched.ok_or(EINVAL)?;
-        // SAFETY: allocates the C object; `feed` outlives it (per the
-        // function's contract), which the drop frees.
+        let mut hook = KBox::new(WprobeHook { wprobe: None, feed }, GFP_KERNEL)?;
+        // SAFETY: allocates the C object, which the drop frees; the feed
+        // is in the hook's box, where it stays until then.
         let wprobe = unsafe {
             b::dynprobe_wprobe_new(
                 addr as usize,
                 u32::from(watch.len),
                 watch.access.bp_type(),
-                feed,
+                hook.feed.get(),
             )
         };
-        let wprobe = NonNull::new(wprobe).ok_or(ENOMEM)?;
-        Ok(KBox::new(WprobeHook { wprobe }, GFP_KERNEL)?)
+        hook.wprobe = Some(NonNull::new(wprobe).ok_or(ENOMEM)?);
+        Ok(hook)
+    }
+
+    /// The C object; `None` only while the hook is made.
+    fn wprobe(&self) -> Result<NonNull<b::dynprobe_wprobe>> {
+        self.wprobe.ok_or(EINVAL)
     }
 }
 
 impl Hook for WprobeHook {
-    fn arm(&self) -> Result {
+    fn arm(&self, _def: DefView<'_>) -> Result {
+        let wprobe = self.wprobe()?;
         // SAFETY: a live object (type invariant); event_mutex is held.
-        kernel::error::to_result(unsafe { b::dynprobe_wprobe_arm(self.wprobe.as_ptr()) })
+        kernel::error::to_result(unsafe { b::dynprobe_wprobe_arm(wprobe.as_ptr()) })
     }
 
     fn disarm(&self) {
-        // SAFETY: as in `arm`.
-        unsafe { b::dynprobe_wprobe_disarm(self.wprobe.as_ptr()) }
+        if let Ok(wprobe) = self.wprobe() {
+            // SAFETY: as in `arm`.
+            unsafe { b::dynprobe_wprobe_disarm(wprobe.as_ptr()) }
+        }
     }
 
     fn misses(&self) -> u64 {
         0
     }
+
+    fn feed(&self) -> &Feed {
+        &self.feed
+    }
 }
 
 impl Drop for WprobeHook {
     fn drop(&mut self) {
-        // SAFETY: live (type invariant) and freed only here; returns once
-        // no handler of it runs.
-        unsafe { b::dynprobe_wprobe_free(self.wprobe.as_ptr()) };
+        if let Some(wprobe) = self.wprobe {
+            // SAFETY: live (type invariant) and freed only here; returns
+            // once no handler of it runs.
+            unsafe { b::dynprobe_wprobe_free(wprobe.as_ptr()) };
+        }
     }
 }
