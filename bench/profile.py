@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Where a hit's instructions go, per function, for each pair of
 contenders behind a target (tools/bench/run --profile), and where an event's
-slab memory goes, per slab cache. Writes OUTDIR/profile-PAIR.md and
-OUTDIR/profile-memory.md and prints them.
+slab memory goes, per slab cache and (bench/alloc_sites.py) allocation by
+allocation. Writes OUTDIR/profile-PAIR.md, OUTDIR/profile-memory.md and
+OUTDIR/profile-allocations.md and prints them.
 
 A contender's samples are those taken in the hook: below the target
 (dpbench_target) or, for return probes, below the loop that called it
@@ -26,6 +27,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "lib"))
 from contenders import LABEL  # noqa: E402
 from kallsyms import Symbols, chains  # noqa: E402
+from alloc_sites import alloc_report  # noqa: E402
 
 LOOP = "ctl_write [dpbench]"
 # The two targets: a function of the bench module, one of the kernel image.
@@ -230,9 +232,9 @@ def main():
     for key, what, ref, dyn, target in PAIRS:
         if ref in profiles and dyn in profiles:
             written.append(pair_report(out, key, what, ref, dyn, target, profiles, period, calls))
-    mem = memory_report(out)
-    if mem:
-        written.append(mem)
+    for report in (memory_report(out), alloc_report(out)):
+        if report:
+            written.append(report)
     for path in written:
         print(open(path).read())
 
