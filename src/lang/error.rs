@@ -188,7 +188,7 @@ error_codes! {
         FlistNeedsEvent = C(FLIST_NEEDS_EVENT, "A function list needs an event name"),
         SeveralCopies = C(
             SEVERAL_COPIES,
-            "Only compiler copies (.isra/.constprop) of this function exist, several: name one"
+            "Only compiler copies (.isra/.constprop) of this function exist, several (the kernel log names them): name one"
         ),
     }
     /// The synthetic event parser's, `ERRORS` in

@@ -160,12 +160,95 @@ pub(crate) fn entry_copies(
         }
     }
     match (w.several, w.first) {
-        (true, _) => Copies::Several,
+        (true, _) => {
+            log_copies(module, base);
+            Copies::Several
+        }
         (false, None) => Copies::None,
         (false, Some((_, name))) => match core::str::from_utf8(&name) {
             Ok(name) if core::fmt::Write::write_str(out, name).is_ok() => Copies::One,
             _ => Copies::None,
         },
+    }
+}
+
+/// The most distinct copy names [`log_copies`] lists.
+const MAX_LOGGED_COPIES: usize = 16;
+
+/// What a walk for [`log_copies`] collects: each copy's name, with how
+/// many functions have it (static functions of several files can share
+/// one).
+struct CopyNames<'a> {
+    base: &'a [u8],
+    names: KVec<(KVec<u8>, usize)>,
+}
+
+/// A kallsyms walk's callback for [`log_copies`].
+///
+/// # Safety
+///
+/// `data` is a live `CopyNames` used by nothing else during the call;
+/// `name` is NUL-terminated.
+unsafe extern "C" fn collect_copy_name(
+    data: *mut c_void,
+    name: *const c_char,
+    _addr: c_ulong,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (w, name) = unsafe {
+        (
+            &mut *data.cast::<CopyNames<'_>>(),
+            CStr::from_char_ptr(name),
+        )
+    };
+    let name = name.to_bytes();
+    if !is_entry_copy_of(name, w.base) {
+        return 0;
+    }
+    if let Some(seen) = w.names.iter_mut().find(|(n, _)| n.as_slice() == name) {
+        seen.1 += 1;
+        return 0;
+    }
+    if w.names.len() >= MAX_LOGGED_COPIES {
+        return 1;
+    }
+    let mut copy = KVec::new();
+    if copy.extend_from_slice(name, GFP_KERNEL).is_err()
+        || w.names.push((copy, 1), GFP_KERNEL).is_err()
+    {
+        return 1;
+    }
+    0
+}
+
+/// Lists in the kernel log the copies that made `base` ambiguous
+/// (`SEVERAL_COPIES`): the error log's messages are fixed texts, so the
+/// names to pick from go there. Only a refused line walks again.
+fn log_copies(module: Option<&core::ffi::CStr>, base: &[u8]) {
+    let mut w = CopyNames {
+        base,
+        names: KVec::new(),
+    };
+    let data = core::ptr::from_mut(&mut w).cast::<c_void>();
+    // SAFETY: `collect_copy_name` reads `data` as the `CopyNames` above,
+    // which outlives both walks; the flags are set once at load.
+    unsafe {
+        if module.is_none() && b::dynprobe_ksyms.have.kallsyms_on_each_symbol {
+            b::dynprobe_call_kallsyms_on_each_symbol(Some(collect_copy_name), data);
+        }
+        let m = module.map_or(core::ptr::null(), |m| m.as_char_ptr());
+        b::dynprobe_call_module_kallsyms_on_each_symbol(m, Some(collect_copy_name), data);
+    }
+    let base = core::str::from_utf8(base).unwrap_or("?");
+    for (name, count) in &w.names {
+        let name = core::str::from_utf8(name).unwrap_or("?");
+        if *count > 1 {
+            pr_notice!(
+                "{base}: several compiler copies: {name}, {count} functions of that name (name one by address)\n"
+            );
+        } else {
+            pr_notice!("{base}: several compiler copies: {name}\n");
+        }
     }
 }
 
