@@ -48,6 +48,7 @@ struct dynprobe_kernel_symbols {
 		bool ftrace_graph_ret_addr;
 		bool create_event_filter;
 		bool free_event_filter;
+		bool __module_text_address;
 	} have;
 
 	/* kernel/trace/trace_events.c: held around trace_add/remove_event_call. */
@@ -168,5 +169,12 @@ int dynprobe_call_create_event_filter(struct trace_array *tr,
 				      char *filter_str, bool set_str,
 				      struct event_filter **filterp);
 void dynprobe_call_free_event_filter(struct event_filter *filter);
+/*
+ * kernel/module/main.c: the module whose text holds an address, called
+ * under RCU, so that arming an entry probe on a module's function holds
+ * that module meanwhile, as fprobe does (a module that is going is not
+ * hooked). Optional: without it, module functions use fprobe.
+ */
+struct module *dynprobe_call___module_text_address(unsigned long addr);
 
 #endif /* DYNPROBE_RESOLVED_H */

@@ -167,9 +167,9 @@ void dynprobe_kprobe_init(struct dynprobe_kprobe *probe, bool ret,
  * An fprobe probe (f events, function events, and t events on a
  * tracepoint's probestub): a Rust object (src/probe/fprobe.rs,
  * tracepoint.rs) that registers @fp; its handlers are fprobe.c's. An
- * entry probe on a function of the kernel image hooks fentry.c's shared
- * ftrace_ops instead, found by @fentry_addr, the function's ftrace call
- * site (dynprobe_body_of() its address).
+ * entry probe on one function (of the kernel image or of a module) hooks
+ * fentry.c's shared ftrace_ops instead, found by @fentry_addr, the
+ * function's ftrace call site (dynprobe_body_of() its address).
  */
 struct dynprobe_fprobe {
 	struct fprobe fp;
@@ -270,10 +270,16 @@ int dynprobe_kprobe_precheck(struct kprobe *kp);
 /* Sets the handlers of an fprobe, with an exit handler if @exit. */
 void dynprobe_fprobe_init(struct dynprobe_fprobe *probe, bool exit,
 			  unsigned int entry_data_size);
-/* Hooks @probe->fentry_addr on the shared ftrace_ops, or unhooks it. */
+/*
+ * Hooks @probe->fentry_addr on the shared ftrace_ops (-ENOENT if it is
+ * a function of a module that is going or gone), or unhooks it.
+ */
 int dynprobe_fentry_arm(struct dynprobe_fprobe *probe);
 /* Its handlers may still run until the next RCU grace period. */
 void dynprobe_fentry_disarm(struct dynprobe_fprobe *probe);
+/* The module notifier that unhooks a going module's entry probes. */
+int dynprobe_fentry_init(void);
+void dynprobe_fentry_exit(void);
 /* Whether @addr is in the modules' area (MODULES_VADDR, a macro). */
 bool dynprobe_in_module_area(unsigned long addr);
 /* Tracepoint @i of @mod, or NULL (tracepoint_ptr_deref(), an inline). */

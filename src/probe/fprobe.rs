@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! fprobe hooks: f events and function events, at entry or exit. An entry
-//! probe on one function of the kernel image hooks the shared ftrace_ops
-//! (src/shim/fentry.c), the cheapest hook ftrace has; exits, globs and
-//! functions of modules (whose text comes and goes) use the kernel's
-//! fprobe. Either is registered only while the event is enabled, since a
+//! probe on one function, of the kernel image or of a module, hooks the
+//! shared ftrace_ops (src/shim/fentry.c), the cheapest hook ftrace has;
+//! exits, globs and function lists use the kernel's fprobe. Either is registered only while the event is enabled, since a
 //! registered fprobe hooks its function.
 
 use core::cell::Cell;
@@ -72,19 +71,37 @@ fn is_glob(func: &[u8]) -> bool {
     func.iter().any(|c| b"*?[".contains(c))
 }
 
-/// The ftrace call site of `func` if an entry probe on it can use the
-/// shared ftrace_ops: one function of the kernel image.
-fn shared_hook_address(kind: ProbeKind, func: &CStr) -> Option<usize> {
+/// The ftrace call site of `target` if an entry probe on it can use the
+/// shared ftrace_ops: one function, of the kernel image or of a module
+/// (`MOD:SYM`, or a name kallsyms finds in one), when fentry.c can hold
+/// that module while it hooks it. Asked when the hook is made and, for a
+/// module's function, again at each arm: the module may have been
+/// loaded again elsewhere since.
+fn shared_hook_address(kind: ProbeKind, target: &[u8]) -> Option<usize> {
     if !matches!(kind, ProbeKind::FprobeEntry | ProbeKind::FunctionEntry) {
         return None;
     }
-    if is_glob(func.to_bytes()) || func.to_bytes().contains(&b':') {
+    if is_glob(target) || is_function_list(target) {
         return None;
     }
-    // SAFETY: `func` is NUL-terminated; the stub checks the symbol.
-    let addr = unsafe { b::dynprobe_call_kallsyms_lookup_name(func.as_char_ptr().cast()) };
-    // SAFETY: a plain comparison with the modules' area.
-    if addr == 0 || unsafe { b::dynprobe_in_module_area(addr) } {
+    let addr = match target.iter().position(|&c| c == b':') {
+        Some(colon) => {
+            let module = super::hook::nul_terminated(target.get(..colon)?).ok()?;
+            let module = CStr::from_bytes_with_nul(&module).ok()?;
+            super::function_list::module_function(module, target.get(colon + 1..)?).ok()?
+        }
+        None => {
+            let name = super::hook::nul_terminated(target).ok()?;
+            // SAFETY: `name` is NUL-terminated; the stub checks the symbol.
+            unsafe { b::dynprobe_call_kallsyms_lookup_name(name.as_ptr().cast()) }
+        }
+    };
+    // SAFETY: a plain comparison with the modules' area, and a read of
+    // the flags set once at load.
+    let module_unheld = unsafe {
+        b::dynprobe_in_module_area(addr) && !b::dynprobe_ksyms.have.__module_text_address
+    };
+    if addr == 0 || module_unheld {
         return None;
     }
     // SAFETY: the helper reads the function's first bytes without
@@ -115,7 +132,7 @@ impl FprobeHook {
     /// The feed's sink and definition must outlive the hook.
     pub(super) unsafe fn boxed(place: &mut Place<'_>, feed: Feed) -> Result<KBox<dyn Hook>> {
         let symbol = place.symbol.ok_or(EINVAL)?;
-        let fentry_addr = shared_hook_address(place.kind, symbol);
+        let fentry_addr = shared_hook_address(place.kind, symbol.to_bytes());
         // The parser has checked that ftrace can hook the target.
         let hook = KBox::pin_init(
             try_pin_init!(FprobeHook {
@@ -183,6 +200,17 @@ impl Hook for FprobeHook {
         let probe = self.probe.get();
         let target = def.full_symbol().ok_or(EINVAL)?;
         if self.fentry {
+            // SAFETY: the probe is set up and not armed (event_mutex
+            // orders arm and disarm), so nothing reads its address.
+            unsafe {
+                if b::dynprobe_in_module_area((*probe).fentry_addr) {
+                    let Some(addr) = shared_hook_address(def.kind(), target.as_bytes()) else {
+                        pr_warn!("cannot find {}\n", target);
+                        return Err(ENOENT);
+                    };
+                    (*probe).fentry_addr = addr;
+                }
+            }
             // SAFETY: the probe is set up; fentry.c takes its own lock.
             let ret = unsafe { b::dynprobe_fentry_arm(probe) };
             if ret != 0 {
@@ -298,9 +326,17 @@ global_lock! {
     unsafe(uninit) static CHECK: Mutex<()> = ();
 }
 
-pub(super) fn init() {
+pub(super) fn init() -> Result {
     // SAFETY: called once at module init, before any check.
     unsafe { CHECK.init() };
+    // SAFETY: registers fentry.c's module notifier, once.
+    kernel::error::to_result(unsafe { b::dynprobe_fentry_init() })
+}
+
+/// Undoes [`init`], once no hook is left.
+pub(super) fn exit() {
+    // SAFETY: the notifier was registered by `init`.
+    unsafe { b::dynprobe_fentry_exit() };
 }
 
 /// Whether ftrace can hook `func` (it is in available_filter_functions).

@@ -106,15 +106,20 @@ pub(super) fn fprobe_lockdown() -> Result {
 
 /// Sets up what hooks share (locks, the module notifiers).
 pub(crate) fn init() -> Result {
-    super::fprobe::init();
-    super::module_waits::init()?;
+    super::fprobe::init()?;
+    if let Err(e) = super::module_waits::init() {
+        super::fprobe::exit();
+        return Err(e);
+    }
     if let Err(e) = super::tracepoint::init() {
         super::module_waits::exit();
+        super::fprobe::exit();
         return Err(e);
     }
     if let Err(e) = super::eprobe::init() {
         super::tracepoint::exit();
         super::module_waits::exit();
+        super::fprobe::exit();
         return Err(e);
     }
     Ok(())
@@ -125,4 +130,5 @@ pub(crate) fn exit() {
     super::eprobe::exit();
     super::tracepoint::exit();
     super::module_waits::exit();
+    super::fprobe::exit();
 }

@@ -7,11 +7,19 @@
  * table by its ftrace call site. That is the cheapest hook ftrace offers:
  * no function-graph shadow stack and no fprobe layer, so a hit costs the
  * ftrace call, one lookup and the record. Exit probes need the return
- * hooked and stay on fprobe; so do globs and functions of modules, whose
- * text comes and goes (fprobe follows it).
+ * hooked and stay on fprobe; so do globs and function lists.
+ *
+ * A module's functions come and go with it, and ftrace forgets a going
+ * module's call sites only in the trace instances' own filters: another
+ * ops keeps the address in its filter, and a module loaded there later
+ * would be hooked by it. So, as fprobe does, arming holds the module (one
+ * that is going is not hooked), and when a module goes its probes are
+ * unhooked here (the event stays; it is hooked again by name at its next
+ * enable, wherever the module is then).
  */
 #include <linux/ftrace.h>
 #include <linux/hashtable.h>
+#include <linux/module.h>
 #include "dynprobe/resolved.h"
 #include "internal.h"
 
@@ -45,12 +53,31 @@ static bool fentry_addr_armed(unsigned long addr)
 	return false;
 }
 
-int dynprobe_fentry_arm(struct dynprobe_fprobe *probe)
+/*
+ * The module whose text holds @addr, with a reference, or NULL for the
+ * kernel image; -ENOENT when no live module has it (it is going, or gone).
+ */
+static struct module *fentry_hold_module(unsigned long addr)
+{
+	struct module *mod;
+
+	if (!dynprobe_in_module_area(addr))
+		return NULL;
+	if (!dynprobe_ksyms.have.__module_text_address)
+		return ERR_PTR(-ENOENT);
+	guard(rcu)();
+	mod = dynprobe_call___module_text_address(addr);
+	if (!mod || !try_module_get(mod))
+		return ERR_PTR(-ENOENT);
+	return mod;
+}
+
+static int fentry_hook(struct dynprobe_fprobe *probe)
 {
 	unsigned long addr = probe->fentry_addr;
 	int ret = 0;
 
-	guard(mutex)(&fentry_lock);
+	lockdep_assert_held(&fentry_lock);
 	if (!fentry_addr_armed(addr)) {
 		ret = ftrace_set_filter_ip(&fentry_ops, addr, 0, 0);
 		if (ret)
@@ -70,14 +97,29 @@ int dynprobe_fentry_arm(struct dynprobe_fprobe *probe)
 	return 0;
 }
 
-/* Handlers of @probe may still run until the next RCU grace period. */
-void dynprobe_fentry_disarm(struct dynprobe_fprobe *probe)
+int dynprobe_fentry_arm(struct dynprobe_fprobe *probe)
+{
+	struct module *mod;
+	int ret;
+
+	guard(mutex)(&fentry_lock);
+	/*
+	 * Held while the filter changes: a module whose going notifier ran
+	 * before this must not be hooked after it.
+	 */
+	mod = fentry_hold_module(probe->fentry_addr);
+	if (IS_ERR(mod))
+		return PTR_ERR(mod);
+	ret = fentry_hook(probe);
+	module_put(mod);
+	return ret;
+}
+
+static void fentry_unhook(struct dynprobe_fprobe *probe)
 {
 	unsigned long addr = probe->fentry_addr;
 
-	guard(mutex)(&fentry_lock);
-	if (!probe->fentry_armed)
-		return;
+	lockdep_assert_held(&fentry_lock);
 	hash_del_rcu(&probe->fentry_node);
 	probe->fentry_armed = false;
 	if (!--fentry_armed) {
@@ -89,4 +131,49 @@ void dynprobe_fentry_disarm(struct dynprobe_fprobe *probe)
 	}
 	if (!fentry_addr_armed(addr))
 		ftrace_set_filter_ip(&fentry_ops, addr, 1, 0);
+}
+
+/* Handlers of @probe may still run until the next RCU grace period. */
+void dynprobe_fentry_disarm(struct dynprobe_fprobe *probe)
+{
+	guard(mutex)(&fentry_lock);
+	if (probe->fentry_armed)
+		fentry_unhook(probe);
+}
+
+/*
+ * A going module's probes are unhooked: its call sites leave ftrace's
+ * records when it is freed, but not this ops' filter. Its functions may
+ * still run until then (its exit is done); handlers that do are as safe
+ * as after any disarm.
+ */
+static int fentry_module_notify(struct notifier_block *nb, unsigned long val,
+				void *data)
+{
+	struct dynprobe_fprobe *probe;
+	struct hlist_node *tmp;
+	struct module *mod = data;
+	int bkt;
+
+	if (val != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	guard(mutex)(&fentry_lock);
+	hash_for_each_safe(dynprobe_fentry_probes, bkt, tmp, probe, fentry_node)
+		if (within_module(probe->fentry_addr, mod))
+			fentry_unhook(probe);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block fentry_module_nb = {
+	.notifier_call = fentry_module_notify,
+};
+
+int dynprobe_fentry_init(void)
+{
+	return register_module_notifier(&fentry_module_nb);
+}
+
+void dynprobe_fentry_exit(void)
+{
+	unregister_module_notifier(&fentry_module_nb);
 }

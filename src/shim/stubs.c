@@ -60,6 +60,9 @@ SAME_PROTOTYPE(module_kallsyms_on_each_symbol);
 #endif
 #endif
 SAME_PROTOTYPE(tracefs_create_dir);
+#ifdef CONFIG_MODULES
+SAME_PROTOTYPE(__module_text_address);
+#endif
 SAME_PROTOTYPE(tracefs_remove);
 SAME_PROTOTYPE(rethook_find_ret_addr);
 /* Without the function graph tracer, ftrace.h has an inline of it. */
@@ -199,3 +202,11 @@ noinline __noipa void dynprobe_call_free_event_filter(struct event_filter *filte
 	redirect_missing("free_event_filter", 0);
 }
 NOKPROBE_SYMBOL(dynprobe_call_free_event_filter);
+
+noinline __noipa struct module *
+dynprobe_call___module_text_address(unsigned long addr)
+{
+	redirect_missing("__module_text_address", 0);
+	return NULL;
+}
+NOKPROBE_SYMBOL(dynprobe_call___module_text_address);

@@ -156,6 +156,8 @@ resolved_symbols! {
         "filters of event probes";
     function free_event_filter via dynprobe_call_free_event_filter, OPTIONAL,
         "filters of event probes";
+    function __module_text_address via dynprobe_call___module_text_address, OPTIONAL,
+        "entry probes on module functions on the shared ftrace_ops (else fprobe)";
     object event_mutex into event_mutex, REQUIRED, "adding and removing trace events";
     object ftrace_events into ftrace_events, REQUIRED,
         "refusing the names of existing events";
