@@ -40,16 +40,81 @@ const TRACE_FUNCTION_TYPE: *const c_char = usize::MAX as *const c_char;
 /// keeps pointers to type and name, so they live as long as the event).
 struct Shape {
     def: Arc<CompiledDef>,
-    /// `type\0name\0` for each field, in `DefView::fields()` order.
+    /// For each field, in `DefView::fields()` order, `type\0` unless its
+    /// type is one of [`STATIC_TEXT`], then `name\0` unless it is a header
+    /// field named there: most events' are only their arguments' names.
     field_text: Pin<KBox<[u8]>>,
+}
+
+/// The field types and header field names the language has, as the C
+/// strings the tracing core points to: fields that have them need no text
+/// of the event's own.
+static STATIC_TEXT: [&CStr; 23] = [
+    c"u8",
+    c"u16",
+    c"u32",
+    c"u64",
+    c"s8",
+    c"s16",
+    c"s32",
+    c"s64",
+    c"__data_loc char[]",
+    c"char",
+    c"short",
+    c"int",
+    c"long",
+    c"unsigned char",
+    c"unsigned short",
+    c"unsigned int",
+    c"unsigned long",
+    c"size_t",
+    c"__probe_ip",
+    c"__probe_func",
+    c"__probe_ret_ip",
+    c"__parent_ip",
+    c"__ip",
+];
+
+/// `text` as one of [`STATIC_TEXT`].
+fn static_text(text: &str) -> Option<&'static CStr> {
+    STATIC_TEXT
+        .iter()
+        .copied()
+        .find(|c| c.to_bytes() == text.as_bytes())
+}
+
+/// A field's type as a static C string, if it has one (not an array).
+fn static_type(field: &Field<'_>) -> Option<&'static CStr> {
+    (field.count == 0)
+        .then(|| static_text(field.c_type))
+        .flatten()
+}
+
+/// A header field's name as a static C string.
+fn static_name(field: &Field<'_>) -> Option<&'static CStr> {
+    field.header.then(|| static_text(field.name)).flatten()
+}
+
+/// The NUL-terminated piece at the start of `text`, which moves past it.
+fn next_piece(text: &mut &[u8]) -> *const c_char {
+    let ptr = text.as_ptr().cast();
+    let len = text.iter().position(|&c| c == 0).unwrap_or(text.len());
+    *text = text.get(len + 1..).unwrap_or(&[]);
+    ptr
 }
 
 impl Shape {
     fn new(def: Arc<CompiledDef>) -> Result<Self> {
         let field_text = exact_text(|mut w| {
             def.view().fields().try_for_each(|field| {
-                field.write_type(&mut w)?;
-                write!(w, "\0{}\0", field.name)
+                if static_type(&field).is_none() {
+                    field.write_type(&mut w)?;
+                    w.write_str("\0")?;
+                }
+                if static_name(&field).is_none() {
+                    write!(w, "{}\0", field.name)?;
+                }
+                Ok(())
             })
         })?;
         Ok(Shape {
@@ -64,12 +129,14 @@ impl Shape {
         let view = self.def.view();
         (0..view.nr_fields()).filter_map(move |i| {
             let field = view.field(i)?;
-            let type_ptr = text.as_ptr().cast();
-            let type_len = text.iter().position(|&c| c == 0).unwrap_or(text.len());
-            text = text.get(type_len + 1..).unwrap_or(&[]);
-            let name_ptr = text.as_ptr().cast();
-            let name_len = text.iter().position(|&c| c == 0).unwrap_or(text.len());
-            text = text.get(name_len + 1..).unwrap_or(&[]);
+            let type_ptr = match static_type(&field) {
+                Some(c) => c.as_char_ptr(),
+                None => next_piece(&mut text),
+            };
+            let name_ptr = match static_name(&field) {
+                Some(c) => c.as_char_ptr(),
+                None => next_piece(&mut text),
+            };
             Some((field, type_ptr, name_ptr))
         })
     }
@@ -946,6 +1013,37 @@ mod kunit {
             b"link_path_walk(char[64] name, x8[6] mac+558, int n)",
             Control::FunctionEvents,
         )
+    }
+
+    /// Each field's type and name as the tracing core reads them (static
+    /// or the event's own text), and the event's own text.
+    fn field_texts(line: &[u8], control: Control) -> Result<KVec<u8>> {
+        let shape = shape_of(line, control)?;
+        for (field, type_ptr, name_ptr) in shape.fields() {
+            // SAFETY: `fields()` points into `shape`'s text or statics,
+            // NUL-terminated.
+            let (ty, name) =
+                unsafe { (CStr::from_char_ptr(type_ptr), CStr::from_char_ptr(name_ptr)) };
+            let mut want = KVec::new();
+            field
+                .write_type(&mut crate::sys::VecWriter(&mut want))
+                .map_err(|_| ENOMEM)?;
+            assert_eq!(ty.to_bytes(), &want[..]);
+            assert_eq!(name.to_bytes(), field.name.as_bytes());
+        }
+        let mut own = KVec::new();
+        own.extend_from_slice(&shape.field_text, GFP_KERNEL)?;
+        Ok(own)
+    }
+
+    #[test]
+    fn common_types_and_header_names_take_no_text_of_the_event() -> Result {
+        let text = field_texts(b"vfs_read(x64 file, u64 count)", Control::FunctionEvents)?;
+        assert_eq!(&text[..], b"file\0count\0");
+        let line = b"p:kunit/kp 0x1000 a=%ax:s32 b=+0(%si):u8[3] e=+0(%di):string";
+        let text = field_texts(line, Control::KprobeEvents)?;
+        assert_eq!(&text[..], b"a\0u8[3]\0b\0e\0");
+        Ok(())
     }
 
     /// Which array an event gets: its own only where a field declares a
