@@ -166,19 +166,28 @@ void dynprobe_kprobe_init(struct dynprobe_kprobe *probe, bool ret,
 /*
  * An fprobe probe (f events, function events, and t events on a
  * tracepoint's probestub): a Rust object (src/probe/fprobe.rs,
- * tracepoint.rs) that registers @fp; its handlers are fprobe.c's. An
- * entry probe on one function (of the kernel image or of a module) hooks
- * fentry.c's shared ftrace_ops instead, found by @fentry_addr, the
- * function's ftrace call site (dynprobe_body_of() its address).
+ * tracepoint.rs) that registers @fp; its handlers are fprobe.c's.
  */
 struct dynprobe_fprobe {
 	struct fprobe fp;
 	struct dynprobe_feed *feed;
-	unsigned long fentry_addr;
-	struct hlist_node fentry_node;	/* while on the shared ops */
-	/* Together: a hole fewer keeps the Rust hook in a 128-byte object. */
 	enum dynprobe_fprobe_kind kind;
-	bool fentry_armed;
+};
+
+/*
+ * An entry probe on one function, of the kernel image or of a module (f
+ * events and function events at entry): a Rust object
+ * (src/probe/fentry.rs) hooked on fentry.c's shared ftrace_ops, found in
+ * its table by @addr, the function's ftrace call site (dynprobe_body_of()
+ * its address). No struct fprobe: the hook with its feed fits a 96-byte
+ * object.
+ */
+struct dynprobe_fentry {
+	struct hlist_node node;		/* while armed */
+	unsigned long addr;
+	struct dynprobe_feed *feed;
+	enum dynprobe_fprobe_kind kind;
+	bool armed;
 };
 /*
  * How an event probe reads a field of its source record (src/lang's
@@ -271,12 +280,12 @@ int dynprobe_kprobe_precheck(struct kprobe *kp);
 void dynprobe_fprobe_init(struct dynprobe_fprobe *probe, bool exit,
 			  unsigned int entry_data_size);
 /*
- * Hooks @probe->fentry_addr on the shared ftrace_ops (-ENOENT if it is
- * a function of a module that is going or gone), or unhooks it.
+ * Hooks @probe->addr on the shared ftrace_ops (-ENOENT if it is a
+ * function of a module that is going or gone), or unhooks it.
  */
-int dynprobe_fentry_arm(struct dynprobe_fprobe *probe);
+int dynprobe_fentry_arm(struct dynprobe_fentry *probe);
 /* Its handlers may still run until the next RCU grace period. */
-void dynprobe_fentry_disarm(struct dynprobe_fprobe *probe);
+void dynprobe_fentry_disarm(struct dynprobe_fentry *probe);
 /* The module notifier that unhooks a going module's entry probes. */
 int dynprobe_fentry_init(void);
 void dynprobe_fentry_exit(void);

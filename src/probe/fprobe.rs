@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! fprobe hooks: f events and function events, at entry or exit. An entry
-//! probe on one function, of the kernel image or of a module, hooks the
-//! shared ftrace_ops (src/shim/fentry.c), the cheapest hook ftrace has;
-//! exits, globs and function lists use the kernel's fprobe. Either is registered only while the event is enabled, since a
-//! registered fprobe hooks its function.
+//! fprobe hooks: f events and function events at exit, and entry probes
+//! on globs and function lists (an entry probe on one function hooks the
+//! shared ftrace_ops instead: fentry.rs). Registered only while the event
+//! is enabled, since a registered fprobe hooks its function.
 
 use core::cell::Cell;
 use core::ffi::CStr;
@@ -20,7 +19,7 @@ use super::{Feed, Hook, Place};
 use crate::lang::{is_function_list, DefView, FunctionList, ProbeKind};
 use crate::sys::bindings as b;
 
-/// An fprobe, or an entry probe on the shared ftrace_ops.
+/// An fprobe.
 ///
 /// # Invariants
 ///
@@ -35,8 +34,6 @@ pub(crate) struct FprobeHook {
     probe: Opaque<b::dynprobe_fprobe>,
     /// What `probe` points its hits to.
     feed: Feed,
-    /// On the shared ftrace_ops rather than an fprobe.
-    fentry: bool,
     registered: Cell<bool>,
     /// Was registered at some time: its handlers may have run.
     hooked: Cell<bool>,
@@ -71,45 +68,6 @@ fn is_glob(func: &[u8]) -> bool {
     func.iter().any(|c| b"*?[".contains(c))
 }
 
-/// The ftrace call site of `target` if an entry probe on it can use the
-/// shared ftrace_ops: one function, of the kernel image or of a module
-/// (`MOD:SYM`, or a name kallsyms finds in one), when fentry.c can hold
-/// that module while it hooks it. Asked when the hook is made and, for a
-/// module's function, again at each arm: the module may have been
-/// loaded again elsewhere since.
-fn shared_hook_address(kind: ProbeKind, target: &[u8]) -> Option<usize> {
-    if !matches!(kind, ProbeKind::FprobeEntry | ProbeKind::FunctionEntry) {
-        return None;
-    }
-    if is_glob(target) || is_function_list(target) {
-        return None;
-    }
-    let addr = match target.iter().position(|&c| c == b':') {
-        Some(colon) => {
-            let module = super::hook::nul_terminated(target.get(..colon)?).ok()?;
-            let module = CStr::from_bytes_with_nul(&module).ok()?;
-            super::function_list::module_function(module, target.get(colon + 1..)?).ok()?
-        }
-        None => {
-            let name = super::hook::nul_terminated(target).ok()?;
-            // SAFETY: `name` is NUL-terminated; the stub checks the symbol.
-            unsafe { b::dynprobe_call_kallsyms_lookup_name(name.as_ptr().cast()) }
-        }
-    };
-    // SAFETY: a plain comparison with the modules' area, and a read of
-    // the flags set once at load.
-    let module_unheld = unsafe {
-        b::dynprobe_in_module_area(addr) && !b::dynprobe_ksyms.have.__module_text_address
-    };
-    if addr == 0 || module_unheld {
-        return None;
-    }
-    // SAFETY: the helper reads the function's first bytes without
-    // faulting. Its body begins at its ftrace call site, the ip its hits
-    // report.
-    Some(unsafe { b::dynprobe_body_of(addr) })
-}
-
 impl FprobeHook {
     /// Initialises `probe`, zeroing it first, for a probe at `place` (not
     /// registered), whose feed is set once it is in place.
@@ -131,21 +89,15 @@ impl FprobeHook {
     ///
     /// The feed's sink and definition must outlive the hook.
     pub(super) unsafe fn boxed(place: &mut Place<'_>, feed: Feed) -> Result<KBox<dyn Hook>> {
-        let symbol = place.symbol.ok_or(EINVAL)?;
-        let fentry_addr = shared_hook_address(place.kind, symbol.to_bytes());
         // The parser has checked that ftrace can hook the target.
         let hook = KBox::pin_init(
             try_pin_init!(FprobeHook {
                 probe <- Opaque::ffi_init(|p: *mut b::dynprobe_fprobe| {
                     // SAFETY: `p` is the new hook's probe, valid for
                     // writes and not registered.
-                    unsafe {
-                        Self::setup(p, place);
-                        (*p).fentry_addr = fentry_addr.unwrap_or(0);
-                    }
+                    unsafe { Self::setup(p, place) };
                 }),
                 feed,
-                fentry: fentry_addr.is_some(),
                 registered: Cell::new(false),
                 hooked: Cell::new(false),
                 _pin: PhantomPinned,
@@ -199,25 +151,6 @@ impl Hook for FprobeHook {
         super::hook::fprobe_lockdown()?;
         let probe = self.probe.get();
         let target = def.full_symbol().ok_or(EINVAL)?;
-        if self.fentry {
-            // SAFETY: the probe is set up and not armed (event_mutex
-            // orders arm and disarm), so nothing reads its address.
-            unsafe {
-                if b::dynprobe_in_module_area((*probe).fentry_addr) {
-                    let Some(addr) = shared_hook_address(def.kind(), target.as_bytes()) else {
-                        pr_warn!("cannot find {}\n", target);
-                        return Err(ENOENT);
-                    };
-                    (*probe).fentry_addr = addr;
-                }
-            }
-            // SAFETY: the probe is set up; fentry.c takes its own lock.
-            let ret = unsafe { b::dynprobe_fentry_arm(probe) };
-            if ret != 0 {
-                pr_warn!("cannot hook {}: {}\n", target, ret);
-            }
-            return kernel::error::to_result(ret);
-        }
         let list = Self::addresses(target)?;
         let func = super::hook::nul_terminated(target.as_bytes())?;
         let func_ptr = func.as_ptr().cast::<c_char>();
@@ -248,11 +181,7 @@ impl Hook for FprobeHook {
 
     fn disarm(&self) {
         let probe = self.probe.get();
-        if self.fentry {
-            // SAFETY: the probe is set up; unhooking an unhooked probe
-            // does nothing.
-            unsafe { b::dynprobe_fentry_disarm(probe) };
-        } else if self.registered.get() {
+        if self.registered.get() {
             // Its result is not looked at: unregister_fprobe() fails only
             // for an fprobe that is not registered (-EINVAL). It takes the
             // fprobe out of fprobe's hash whatever ftrace does, and the
@@ -266,10 +195,6 @@ impl Hook for FprobeHook {
     }
 
     fn misses(&self) -> u64 {
-        // The shared hook's recursion misses are nobody's in particular.
-        if self.fentry {
-            return 0;
-        }
         // SAFETY: a plain counter of the pinned fprobe, read racily as
         // the kernel's profile does.
         unsafe { (*self.probe.get()).fp.nmissed as u64 }
@@ -284,31 +209,20 @@ impl Hook for FprobeHook {
 impl PinnedDrop for FprobeHook {
     fn drop(self: Pin<&mut Self>) {
         let probe = self.probe.get();
-        if self.fentry {
-            // SAFETY: the probe is set up; its callbacks run with
-            // preemption disabled, so one grace period after unhooking
-            // none runs.
-            unsafe {
-                b::dynprobe_fentry_disarm(probe);
-                b::synchronize_rcu();
-            }
-        } else {
-            if self.registered.get() {
-                // SAFETY: a registered fprobe.
-                unsafe { b::unregister_fprobe(core::ptr::addr_of_mut!((*probe).fp)) };
-            }
-            if self.hooked.get() {
-                // The fprobe and the feed are freed next. Its handlers run
-                // in RCU read-side sections (fprobe's entry and exit under
-                // guard(rcu_sched_notrace) and with preemption off), and
-                // unregistering takes it out of the lists they look it up
-                // in: a grace period after that, none runs. unregister_fprobe()
-                // in 7.2 waits so too; waiting here keeps the free safe
-                // without relying on how a kernel's unregister_fprobe() is
-                // made.
-                // SAFETY: may sleep, which dropping a hook may.
-                unsafe { b::synchronize_rcu() };
-            }
+        if self.registered.get() {
+            // SAFETY: a registered fprobe.
+            unsafe { b::unregister_fprobe(core::ptr::addr_of_mut!((*probe).fp)) };
+        }
+        if self.hooked.get() {
+            // The fprobe and the feed are freed next. Its handlers run in
+            // RCU read-side sections (fprobe's entry and exit under
+            // guard(rcu_sched_notrace) and with preemption off), and
+            // unregistering takes it out of the lists they look it up in:
+            // a grace period after that, none runs. unregister_fprobe() in
+            // 7.2 waits so too; waiting here keeps the free safe without
+            // relying on how a kernel's unregister_fprobe() is made.
+            // SAFETY: may sleep, which dropping a hook may.
+            unsafe { b::synchronize_rcu() };
         }
     }
 }
@@ -326,17 +240,9 @@ global_lock! {
     unsafe(uninit) static CHECK: Mutex<()> = ();
 }
 
-pub(super) fn init() -> Result {
+pub(super) fn init() {
     // SAFETY: called once at module init, before any check.
     unsafe { CHECK.init() };
-    // SAFETY: registers fentry.c's module notifier, once.
-    kernel::error::to_result(unsafe { b::dynprobe_fentry_init() })
-}
-
-/// Undoes [`init`], once no hook is left.
-pub(super) fn exit() {
-    // SAFETY: the notifier was registered by `init`.
-    unsafe { b::dynprobe_fentry_exit() };
 }
 
 /// Whether ftrace can hook `func` (it is in available_filter_functions).

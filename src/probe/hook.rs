@@ -72,8 +72,13 @@ pub(crate) unsafe fn new_hook(place: &mut Place<'_>, feed: Feed) -> Result<KBox<
         | ProbeKind::FprobeExit
         | ProbeKind::FunctionEntry
         | ProbeKind::FunctionExit => {
-            // SAFETY: per the function's contract.
-            unsafe { super::fprobe::FprobeHook::boxed(place, feed) }?
+            let symbol = place.symbol.ok_or(EINVAL)?;
+            match super::fentry::shared_hook_address(place.kind, symbol.to_bytes()) {
+                // SAFETY: per the function's contract.
+                Some(addr) => unsafe { super::fentry::FentryHook::boxed(place, feed, addr) }?,
+                // SAFETY: per the function's contract.
+                None => unsafe { super::fprobe::FprobeHook::boxed(place, feed) }?,
+            }
         }
     })
 }
@@ -106,20 +111,21 @@ pub(super) fn fprobe_lockdown() -> Result {
 
 /// Sets up what hooks share (locks, the module notifiers).
 pub(crate) fn init() -> Result {
-    super::fprobe::init()?;
+    super::fprobe::init();
+    super::fentry::init()?;
     if let Err(e) = super::module_waits::init() {
-        super::fprobe::exit();
+        super::fentry::exit();
         return Err(e);
     }
     if let Err(e) = super::tracepoint::init() {
         super::module_waits::exit();
-        super::fprobe::exit();
+        super::fentry::exit();
         return Err(e);
     }
     if let Err(e) = super::eprobe::init() {
         super::tracepoint::exit();
         super::module_waits::exit();
-        super::fprobe::exit();
+        super::fentry::exit();
         return Err(e);
     }
     Ok(())
@@ -130,5 +136,5 @@ pub(crate) fn exit() {
     super::eprobe::exit();
     super::tracepoint::exit();
     super::module_waits::exit();
-    super::fprobe::exit();
+    super::fentry::exit();
 }

@@ -6,6 +6,7 @@
 
 pub(crate) mod compiled;
 mod eprobe;
+mod fentry;
 mod fprobe;
 mod function_list;
 pub(crate) mod hook;

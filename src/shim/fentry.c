@@ -44,11 +44,10 @@ static struct ftrace_ops fentry_ops = {
 
 static bool fentry_addr_armed(unsigned long addr)
 {
-	struct dynprobe_fprobe *probe;
+	struct dynprobe_fentry *probe;
 
-	hash_for_each_possible(dynprobe_fentry_probes, probe, fentry_node,
-			       addr)
-		if (probe->fentry_addr == addr)
+	hash_for_each_possible(dynprobe_fentry_probes, probe, node, addr)
+		if (probe->addr == addr)
 			return true;
 	return false;
 }
@@ -72,9 +71,9 @@ static struct module *fentry_hold_module(unsigned long addr)
 	return mod;
 }
 
-static int fentry_hook(struct dynprobe_fprobe *probe)
+static int fentry_hook(struct dynprobe_fentry *probe)
 {
-	unsigned long addr = probe->fentry_addr;
+	unsigned long addr = probe->addr;
 	int ret = 0;
 
 	lockdep_assert_held(&fentry_lock);
@@ -91,13 +90,13 @@ static int fentry_hook(struct dynprobe_fprobe *probe)
 			return ret;
 		}
 	}
-	hash_add_rcu(dynprobe_fentry_probes, &probe->fentry_node, addr);
+	hash_add_rcu(dynprobe_fentry_probes, &probe->node, addr);
 	fentry_armed++;
-	probe->fentry_armed = true;
+	probe->armed = true;
 	return 0;
 }
 
-int dynprobe_fentry_arm(struct dynprobe_fprobe *probe)
+int dynprobe_fentry_arm(struct dynprobe_fentry *probe)
 {
 	struct module *mod;
 	int ret;
@@ -107,7 +106,7 @@ int dynprobe_fentry_arm(struct dynprobe_fprobe *probe)
 	 * Held while the filter changes: a module whose going notifier ran
 	 * before this must not be hooked after it.
 	 */
-	mod = fentry_hold_module(probe->fentry_addr);
+	mod = fentry_hold_module(probe->addr);
 	if (IS_ERR(mod))
 		return PTR_ERR(mod);
 	ret = fentry_hook(probe);
@@ -115,13 +114,13 @@ int dynprobe_fentry_arm(struct dynprobe_fprobe *probe)
 	return ret;
 }
 
-static void fentry_unhook(struct dynprobe_fprobe *probe)
+static void fentry_unhook(struct dynprobe_fentry *probe)
 {
-	unsigned long addr = probe->fentry_addr;
+	unsigned long addr = probe->addr;
 
 	lockdep_assert_held(&fentry_lock);
-	hash_del_rcu(&probe->fentry_node);
-	probe->fentry_armed = false;
+	hash_del_rcu(&probe->node);
+	probe->armed = false;
 	if (!--fentry_armed) {
 		int ret = unregister_ftrace_function(&fentry_ops);
 
@@ -134,10 +133,10 @@ static void fentry_unhook(struct dynprobe_fprobe *probe)
 }
 
 /* Handlers of @probe may still run until the next RCU grace period. */
-void dynprobe_fentry_disarm(struct dynprobe_fprobe *probe)
+void dynprobe_fentry_disarm(struct dynprobe_fentry *probe)
 {
 	guard(mutex)(&fentry_lock);
-	if (probe->fentry_armed)
+	if (probe->armed)
 		fentry_unhook(probe);
 }
 
@@ -150,7 +149,7 @@ void dynprobe_fentry_disarm(struct dynprobe_fprobe *probe)
 static int fentry_module_notify(struct notifier_block *nb, unsigned long val,
 				void *data)
 {
-	struct dynprobe_fprobe *probe;
+	struct dynprobe_fentry *probe;
 	struct hlist_node *tmp;
 	struct module *mod = data;
 	int bkt;
@@ -158,8 +157,8 @@ static int fentry_module_notify(struct notifier_block *nb, unsigned long val,
 	if (val != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
 	guard(mutex)(&fentry_lock);
-	hash_for_each_safe(dynprobe_fentry_probes, bkt, tmp, probe, fentry_node)
-		if (within_module(probe->fentry_addr, mod))
+	hash_for_each_safe(dynprobe_fentry_probes, bkt, tmp, probe, node)
+		if (within_module(probe->addr, mod))
 			fentry_unhook(probe);
 	return NOTIFY_DONE;
 }

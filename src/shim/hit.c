@@ -534,7 +534,7 @@ static __always_inline bool rcu_watching_here(void)
 void dynprobe_fentry_callback(unsigned long ip, unsigned long parent_ip,
 			      struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
-	struct dynprobe_fprobe *probe;
+	struct dynprobe_fentry *probe;
 	struct pt_regs *regs;
 	int bit;
 
@@ -547,10 +547,10 @@ void dynprobe_fentry_callback(unsigned long ip, unsigned long parent_ip,
 		goto out;
 	regs = ftrace_partial_regs(fregs, NULL);
 	hash_for_each_possible_rcu_notrace(dynprobe_fentry_probes, probe,
-					   fentry_node, ip) {
+					   node, ip) {
 		struct hit hit = { .regs = regs, .fregs = fregs, .ip1 = ip };
 
-		if (probe->fentry_addr != ip)
+		if (probe->addr != ip)
 			continue;
 		/*
 		 * A function event's header: the caller, then the call site,
