@@ -168,15 +168,25 @@ const _: () = assert!(WORD_SLOTS == crate::lang::MAX_TABLE_WORDS);
 /// What a probe's hits run and where they write: the C side's
 /// `struct dynprobe_feed`. Each hook holds its feed, in its own
 /// allocation, and points its kernel probe to it once it is in place.
+/// The feed owns a reference on the probe's definition, so a probe is
+/// its hook alone (a probe list of one is a 16-byte object).
 ///
 /// # Invariants
 ///
-/// `nhit` is a live per-CPU counter, freed on drop.
+/// `nhit` is a live per-CPU counter and `def` a reference on a
+/// [`CompiledDef`] from [`Arc::into_raw`], both given back on drop.
 pub(crate) struct Feed {
     feed: Opaque<b::dynprobe_feed>,
 }
 
 impl Feed {
+    /// The definition the probe runs.
+    fn def(&self) -> &CompiledDef {
+        // SAFETY: `def` holds a reference on the definition (type
+        // invariant), which lives as long as the feed.
+        unsafe { &*(*self.feed.get()).def.cast::<CompiledDef>() }
+    }
+
     /// Where the hook's kernel probe finds it: stable once the hook that
     /// holds it is in its allocation.
     pub(crate) fn get(&self) -> *mut b::dynprobe_feed {
@@ -192,20 +202,26 @@ impl Feed {
 
 impl Drop for Feed {
     fn drop(&mut self) {
-        // SAFETY: the counter is live (type invariant) and nothing reads
-        // it any more: the hook that holds the feed has unhooked (a hook's
-        // own drop runs before its fields').
-        unsafe { b::dynprobe_counter_free((*self.feed.get()).nhit) };
+        // SAFETY: the counter is live and `def` a reference of the feed's
+        // own (type invariant), and nothing reads either any more: the
+        // hook that holds the feed has unhooked (a hook's own drop runs
+        // before its fields').
+        unsafe {
+            b::dynprobe_counter_free((*self.feed.get()).nhit);
+            drop(Arc::from_raw((*self.feed.get()).def.cast::<CompiledDef>()));
+        }
     }
 }
 
-/// A probe and its definition. Dropping it drops the hook first, which
-/// returns once no handler of it runs, then its feed and the definition.
+/// A probe: its hook, whose feed holds the definition. Dropping it drops
+/// the hook, which returns once no handler of it runs, then its feed and
+/// with it the definition.
 pub(crate) struct Probe {
-    /// First: dropped before the definition its handlers use.
     hook: KBox<dyn Hook>,
-    def: Arc<CompiledDef>,
 }
+
+// An event's list of one probe in a 16-byte slab object.
+const _: () = assert!(core::mem::size_of::<Probe>() == 16);
 
 impl Probe {
     /// Creates the probe for `def`, writing its hits to `sink`; it stays
@@ -229,7 +245,7 @@ impl Probe {
         let feed = Feed {
             feed: Opaque::new(b::dynprobe_feed {
                 sink,
-                def: core::ptr::from_ref::<CompiledDef>(&*def).cast(),
+                def: Arc::into_raw(def).cast(),
                 nhit,
                 fixed_size,
                 header_words,
@@ -238,15 +254,15 @@ impl Probe {
             }),
         };
         // SAFETY: the sink outlives the probe (the function's contract),
-        // and the definition outlives the hook (field order).
+        // and the feed holds the definition as long as the hook.
         let hook = unsafe { hook::new_hook(&mut place, feed) }?;
-        Ok(Probe { hook, def })
+        Ok(Probe { hook })
     }
 
     /// Hooks the probe's place. Called with event_mutex held, when its
     /// event is enabled.
     pub(crate) fn arm(&self) -> Result {
-        self.hook.arm(self.def.view())
+        self.hook.arm(self.hook.feed().def().view())
     }
 
     /// Unhooks it again (its handlers may still be running).
@@ -261,7 +277,7 @@ impl Probe {
 
     /// The definition the probe runs.
     pub(crate) fn def(&self) -> DefView<'_> {
-        self.def.view()
+        self.hook.feed().def().view()
     }
 }
 
