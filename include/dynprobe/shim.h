@@ -81,6 +81,8 @@ struct pt_regs;
 #else
 #include <linux/fprobe.h>
 #include <linux/kprobes.h>
+/* struct dynprobe_event_core holds a trace_event_call. */
+#include <linux/trace_events.h>
 #endif
 
 /* Largest record (trace entry included) an event writes. */
@@ -103,8 +105,9 @@ enum dynprobe_fprobe_kind {
 #define DYNPROBE_SINK_PERF	2	/* enabled for perf */
 
 /*
- * The trace instances an event is enabled in, replaced as a whole: @nr + 1
- * words (Rust builds it as a vector of words).
+ * The trace instances an event is enabled in, when they are two or more,
+ * replaced as a whole: @nr + 1 words (Rust builds it as a vector of
+ * words).
  */
 struct dynprobe_files {
 	unsigned long nr;
@@ -113,14 +116,31 @@ struct dynprobe_files {
 
 /*
  * What a hit needs of its event: where records go. Part of the Rust trace
- * event, which changes @files (under RCU: the old set is freed after a
- * grace period) and @flags (DYNPROBE_SINK_*) with event_mutex held.
+ * event, which changes @file, @files (under RCU: the old set is freed
+ * after a grace period) and @flags (DYNPROBE_SINK_*) with event_mutex
+ * held. Enabled in one trace instance (the common case), the event has
+ * it in @file and no set; in several, @file is NULL and @files the set.
+ * A hit that sees @file takes it alone: the writer publishes a new set
+ * before clearing @file, and sets @file before dropping the set.
  */
 struct dynprobe_sink {
-	struct trace_event_call *call;
+	struct trace_event_file *file;
 	struct dynprobe_files *files;
 	unsigned int flags;
 };
+
+/* An event's trace_event_call and sink, side by side in the Rust event. */
+struct dynprobe_event_core {
+	struct trace_event_call call;
+	struct dynprobe_sink sink;
+};
+
+static inline struct trace_event_call *
+dynprobe_sink_call(const struct dynprobe_sink *sink)
+{
+	return &container_of((struct dynprobe_sink *)sink,
+			     struct dynprobe_event_core, sink)->call;
+}
 
 /* Room in a feed's word table (src/lang/words.rs' MAX_TABLE_WORDS). */
 #define DYNPROBE_TABLE_WORDS	4

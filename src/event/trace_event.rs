@@ -280,9 +280,10 @@ static EVENT_FUNCS: SharedFuncs = SharedFuncs(UnsafeCell::new(b::trace_event_fun
 /// after that (or if it was never registered).
 /// `probes` changes only with event_mutex held, by the control path.
 pub(crate) struct TraceEvent {
-    call: Opaque<b::trace_event_call>,
+    /// The `trace_event_call` and the sink, side by side: the hit path
+    /// finds the call from the sink.
+    core: Opaque<b::dynprobe_event_core>,
     class: Opaque<b::trace_event_class>,
-    sink: Opaque<b::dynprobe_sink>,
     /// What the tracing core points into but no hit reads, in an
     /// allocation of its own: without it the event fits a 256-byte slab
     /// object instead of a 512-byte one.
@@ -297,6 +298,11 @@ pub(crate) struct TraceEvent {
     closing: AtomicBool,
     _pin: PhantomPinned,
 }
+
+// The event in a 256-byte slab object.
+const _: () = assert!(core::mem::size_of::<TraceEvent>() <= 256);
+// `from_call` finds the event from its call at the core's offset.
+const _: () = assert!(offset_of!(b::dynprobe_event_core, call) == 0);
 
 // SAFETY: the kernel objects are changed under event_mutex (enable,
 // disable, probe changes) or by the tracing core's own locking; `probes`
@@ -350,9 +356,8 @@ impl TraceEvent {
         )?;
         let ev = KBox::pin(
             TraceEvent {
-                call: Opaque::zeroed(),
+                core: Opaque::zeroed(),
                 class: Opaque::zeroed(),
-                sink: Opaque::zeroed(),
                 parts,
                 probes: UnsafeCell::new(KVec::new()),
                 internal_refs: AtomicI32::new(0),
@@ -361,7 +366,7 @@ impl TraceEvent {
             },
             GFP_KERNEL,
         )?;
-        let (call, class) = (ev.call.get(), ev.class.get());
+        let (call, class) = (ev.call(), ev.class.get());
         let base = ev.parts.text.as_ptr().cast::<c_char>();
         // SAFETY: `ev` is pinned and not shared yet; the pointers stored
         // are to its own pinned fields, to buffers it owns, which live as
@@ -383,11 +388,10 @@ impl TraceEvent {
             (*call).print_fmt = base.add(fmt_at).cast_mut();
             (*call).event.funcs = EVENT_FUNCS.0.get();
             (*call).flags = flags as c_int;
-            (*ev.sink.get()).call = call;
         }
         // SAFETY: the sink is part of `ev`, which outlives its probes
         // (they go first in `drop`).
-        let probe = unsafe { Probe::new(ev.sink.get(), def) }?;
+        let probe = unsafe { Probe::new(ev.sink(), def) }?;
         // SAFETY: not registered yet, so nothing else sees `probes`.
         unsafe { (*ev.probes.get()).push(probe, GFP_KERNEL) }?;
         let _lock = EventsLock::lock_probes();
@@ -426,25 +430,48 @@ impl TraceEvent {
         unsafe {
             &*call
                 .cast::<u8>()
-                .sub(offset_of!(TraceEvent, call))
+                .sub(offset_of!(TraceEvent, core) + offset_of!(b::dynprobe_event_core, call))
                 .cast::<Self>()
         }
+    }
+
+    /// The event's `trace_event_call`.
+    fn call(&self) -> *mut b::trace_event_call {
+        // SAFETY: a field of the pinned core, no read.
+        unsafe { core::ptr::addr_of_mut!((*self.core.get()).call) }
+    }
+
+    /// Where its probes' hits find where records go.
+    fn sink(&self) -> *mut b::dynprobe_sink {
+        // SAFETY: a field of the pinned core, no read.
+        unsafe { core::ptr::addr_of_mut!((*self.core.get()).sink) }
+    }
+
+    /// The one trace instance the event is enabled in, when it is one.
+    fn file_ptr(&self) -> &AtomicPtr<b::trace_event_file> {
+        // SAFETY: `file` is an aligned pointer in the pinned sink, read
+        // by the C hit path with READ_ONCE.
+        unsafe { AtomicPtr::from_ptr(core::ptr::addr_of_mut!((*self.sink()).file)) }
     }
 
     fn flags(&self) -> &AtomicU32 {
         // SAFETY: `flags` is a naturally aligned u32 in the pinned sink,
         // read by the C hit path with READ_ONCE.
-        unsafe { AtomicU32::from_ptr(core::ptr::addr_of_mut!((*self.sink.get()).flags)) }
+        unsafe { AtomicU32::from_ptr(core::ptr::addr_of_mut!((*self.sink()).flags)) }
     }
 
     fn files_ptr(&self) -> &AtomicPtr<b::dynprobe_files> {
         // SAFETY: `files` is an aligned pointer in the pinned sink, read
         // by the C hit path with rcu_dereference.
-        unsafe { AtomicPtr::from_ptr(core::ptr::addr_of_mut!((*self.sink.get()).files)) }
+        unsafe { AtomicPtr::from_ptr(core::ptr::addr_of_mut!((*self.sink()).files)) }
     }
 
     /// The trace instances the event is enabled in.
     fn files(&self, _held: Held<'_>) -> &[*mut b::trace_event_file] {
+        if !self.file_ptr().load(Ordering::Relaxed).is_null() {
+            // SAFETY: the field changes only under event_mutex, held here.
+            return unsafe { core::slice::from_ref(&*core::ptr::addr_of!((*self.sink()).file)) };
+        }
         let set = self.files_ptr().load(Ordering::Relaxed).cast::<usize>();
         if set.is_null() {
             return &[];
@@ -454,11 +481,28 @@ impl TraceEvent {
         unsafe { core::slice::from_raw_parts(set.add(1).cast(), *set) }
     }
 
-    /// Publishes `files` as the event's set of instances (`None`: empty),
-    /// and frees the old set once no hit can be using it.
+    /// Publishes `files` as the event's set of instances (`None`: empty;
+    /// one instance goes in the sink's `file`, with no set), and frees the
+    /// old set once no hit can be using it. A hit takes `file` alone when
+    /// it sees it: the new set is published before `file` is cleared, and
+    /// `file` set before the old set is dropped.
     fn publish_files(&self, files: Option<KVec<usize>>, _held: Held<'_>) {
-        let new = files.map_or(core::ptr::null_mut(), |v| v.into_raw_parts().0.cast());
+        let one = match files.as_deref() {
+            Some(&[1, file]) => file as *mut b::trace_event_file,
+            _ => core::ptr::null_mut(),
+        };
+        let new = match files {
+            Some(set) if one.is_null() => set.into_raw_parts().0.cast(),
+            _ => core::ptr::null_mut(),
+        };
+        if !one.is_null() {
+            self.file_ptr().store(one, Ordering::Release);
+        }
         let old = self.files_ptr().swap(new, Ordering::Release);
+        if one.is_null() {
+            self.file_ptr()
+                .store(core::ptr::null_mut(), Ordering::Release);
+        }
         if !old.is_null() {
             // SAFETY: `old` came from a `KVec` (kmalloc); no new hit can
             // see it, and running ones are done after a grace period.
@@ -654,7 +698,7 @@ impl TraceEvent {
     /// The caller is the control path and holds no slice of `probes()`.
     pub(crate) unsafe fn add_probe(&self, def: Arc<CompiledDef>) -> Result {
         // SAFETY: the sink is part of `self`, which outlives its probes.
-        let probe = unsafe { Probe::new(self.sink.get(), def) }?;
+        let probe = unsafe { Probe::new(self.sink(), def) }?;
         let lock = EventsLock::lock_probes();
         // SAFETY: event_mutex is held and the caller is the control path,
         // so nothing else reads or changes `probes` meanwhile.
@@ -704,8 +748,7 @@ impl TraceEvent {
         // flags say it is dynamic), an aligned atomic int in the pinned
         // call; trace_event_dyn_busy() is not exported and reads the same.
         unsafe {
-            let counter =
-                core::ptr::addr_of_mut!((*self.call.get()).__bindgen_anon_2.refcnt.counter);
+            let counter = core::ptr::addr_of_mut!((*self.call()).__bindgen_anon_2.refcnt.counter);
             AtomicI32::from_ptr(counter).load(Ordering::Relaxed)
         }
     }
@@ -741,7 +784,7 @@ impl TraceEvent {
         }
         // SAFETY: the call is registered (type invariant) and event_mutex
         // is held (`_lock`).
-        kernel::error::to_result(unsafe { b::trace_remove_event_call(self.call.get()) })
+        kernel::error::to_result(unsafe { b::trace_remove_event_call(self.call()) })
     }
 }
 

@@ -59,7 +59,7 @@ static size_t record_room(size_t len)
  */
 static void submit(const struct dynprobe_sink *sink, const u8 *rec, size_t len)
 {
-	struct trace_event_call *call = sink->call;
+	struct trace_event_call *call = dynprobe_sink_call(sink);
 	struct trace_entry *entry;
 	struct hlist_head *head;
 	struct pt_regs *regs;

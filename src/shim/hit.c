@@ -331,7 +331,8 @@ static __always_inline void trace_record_fast(const struct dynprobe_feed *feed,
 	if (!event)
 		return;
 	entry = ring_buffer_event_data(event);
-	tracing_generic_entry_update(entry, feed->sink->call->event.type,
+	tracing_generic_entry_update(entry,
+				     dynprobe_sink_call(feed->sink)->event.type,
 				     trace_ctx);
 	fetch_record(feed, hit, (u8 *)entry, feed->fixed_size);
 	__this_cpu_write(*(bool __percpu *)dynprobe_ksyms.trace_taskinfo_save,
@@ -392,19 +393,31 @@ static __always_inline void trace_record_copy_full(struct trace_event_file *file
  * while none of them is set (the fast record path), through them
  * otherwise.
  */
-static __always_inline void trace_record(const struct dynprobe_files *files,
-			 struct pt_regs *regs, const u8 *rec, size_t len)
+static __always_inline void trace_record_copy(struct trace_event_file *file,
+					      struct pt_regs *regs,
+					      const u8 *rec, size_t len)
 {
+	if (fast_record_ok(file))
+		trace_record_copy_fast(file, rec, len);
+	else
+		trace_record_copy_full(file, regs, rec, len);
+}
+
+static __always_inline void trace_record(const struct dynprobe_sink *sink,
+					 struct pt_regs *regs, const u8 *rec,
+					 size_t len)
+{
+	struct trace_event_file *file = READ_ONCE(sink->file);
+	const struct dynprobe_files *files;
 	unsigned long i;
 
-	for (i = 0; i < files->nr; i++) {
-		struct trace_event_file *file = files->file[i];
-
-		if (fast_record_ok(file))
-			trace_record_copy_fast(file, rec, len);
-		else
-			trace_record_copy_full(file, regs, rec, len);
+	if (file) {
+		trace_record_copy(file, regs, rec, len);
+		return;
 	}
+	files = rcu_dereference_sched(sink->files);
+	for (i = 0; files && i < files->nr; i++)
+		trace_record_copy(files->file[i], regs, rec, len);
 }
 
 /* The full path of a record of one size, written in place. */
@@ -450,17 +463,16 @@ static __always_inline void dispatch(const struct dynprobe_feed *feed,
 {
 	const struct dynprobe_sink *sink = feed->sink;
 	unsigned int flags = READ_ONCE(sink->flags);
-	const struct dynprobe_files *files;
+	struct trace_event_file *file;
 	size_t len;
 	u8 *rec;
 
 	raw_cpu_inc(*feed->nhit);
 	if (!flags)
 		return;
-	files = rcu_dereference_sched(sink->files);
-	if (flags == DYNPROBE_SINK_TRACE && feed->fixed_size && files &&
-	    files->nr == 1) {
-		trace_record_direct(feed, files->file[0], hit);
+	file = READ_ONCE(sink->file);
+	if (flags == DYNPROBE_SINK_TRACE && feed->fixed_size && file) {
+		trace_record_direct(feed, file, hit);
 		return;
 	}
 	rec = scratch_get();
@@ -468,14 +480,14 @@ static __always_inline void dispatch(const struct dynprobe_feed *feed,
 		return;
 	len = fetch_record(feed, hit, rec, DYNPROBE_RECORD_MAX);
 	if (len >= sizeof(struct trace_entry)) {
-		if ((flags & DYNPROBE_SINK_TRACE) && files)
-			trace_record(files, hit->regs, rec, len);
+		if (flags & DYNPROBE_SINK_TRACE)
+			trace_record(sink, hit->regs, rec, len);
 #ifdef CONFIG_PERF_EVENTS
 		if ((flags & DYNPROBE_SINK_PERF) && hit->source)
 			dynprobe_eprobe_perf_defer(sink, rec, len);
 		else if (flags & DYNPROBE_SINK_PERF)
-			perf_record(sink->call, hit->regs, hit->fregs, rec,
-				    len);
+			perf_record(dynprobe_sink_call(sink), hit->regs,
+				    hit->fregs, rec, len);
 #endif
 	}
 	scratch_put();
