@@ -247,7 +247,9 @@ struct EventParts {
     fields: Pin<KBox<[b::trace_event_fields]>>,
     /// Fields from this index on are defined by [`define_fields`].
     first_defined: usize,
-    /// `system\0name\0print fmt\0`, which the call and class point into.
+    /// The print fmt with its NUL, which the call points to (its system
+    /// and name are C strings in the shape's definition's text:
+    /// `Compiled::c_names`).
     text: Pin<KBox<[u8]>>,
     shape: Shape,
 }
@@ -317,12 +319,9 @@ impl TraceEvent {
     pub(crate) fn create(def: Arc<CompiledDef>) -> Result<Pin<KBox<Self>>> {
         let view = def.view();
         let text = exact_text(|mut w| {
-            write!(w, "{}\0{}\0", view.group(), view.event())?;
             view.print_fmt(&mut w)?;
             w.write_str("\0")
         })?;
-        let name_at = view.group().len() + 1;
-        let fmt_at = name_at + view.event().len() + 1;
         // Not TRACE_EVENT_FL_KPROBE (nor _UPROBE): the kernel paths that
         // test it take the call for a trace_kprobe's and container_of()
         // into one (BPF: attaching a kprobe program, bpf_override_return's
@@ -367,13 +366,21 @@ impl TraceEvent {
             GFP_KERNEL,
         )?;
         let (call, class) = (ev.call(), ev.class.get());
-        let base = ev.parts.text.as_ptr().cast::<c_char>();
+        let (system, name) = ev.parts.shape.def.c_names();
+        if system.last() != Some(&0) || name.last() != Some(&0) {
+            return Err(EINVAL);
+        }
+        let (system, name) = (
+            system.as_ptr().cast::<c_char>(),
+            name.as_ptr().cast::<c_char>(),
+        );
         // SAFETY: `ev` is pinned and not shared yet; the pointers stored
-        // are to its own pinned fields, to buffers it owns, which live as
-        // long as the registration (type invariant), and to statics.
-        // `text` holds NUL-terminated strings at those offsets.
+        // are to its own pinned fields, to buffers it owns (the shape's
+        // definition, whose text holds the system and the name, both
+        // NUL-terminated, as checked), which live as long as the
+        // registration (type invariant), and to statics.
         unsafe {
-            (*class).system = base;
+            (*class).system = system;
             (*class).fields_array = if ev.parts.fields.is_empty() {
                 DEFINE_ALL.0.as_ptr().cast_mut()
             } else {
@@ -384,8 +391,8 @@ impl TraceEvent {
             (*fields_head).next = fields_head;
             (*fields_head).prev = fields_head;
             (*call).class = class;
-            (*call).__bindgen_anon_1.name = base.add(name_at);
-            (*call).print_fmt = base.add(fmt_at).cast_mut();
+            (*call).__bindgen_anon_1.name = name;
+            (*call).print_fmt = ev.parts.text.as_ptr().cast::<c_char>().cast_mut();
             (*call).event.funcs = EVENT_FUNCS.0.get();
             (*call).flags = flags as c_int;
         }
@@ -399,9 +406,9 @@ impl TraceEvent {
         // event_mutex, so no event of that name can appear in between;
         // every event counts, the ftrace/* ones too, as for the kernel's
         // probe events.
-        // SAFETY: both names are NUL-terminated in `text`; event_mutex is
-        // held.
-        if unsafe { b::dynprobe_event_name_taken(base, base.add(name_at)) } {
+        // SAFETY: both names are NUL-terminated (checked above);
+        // event_mutex is held.
+        if unsafe { b::dynprobe_event_name_taken(system, name) } {
             return Err(EEXIST);
         }
         // SAFETY: `call` is fully set up; event_mutex is held, as adding

@@ -67,6 +67,10 @@ const _: () = assert!(
 );
 const _: () = assert!(MAX_TRACE_ARGS * MAX_DEREFS <= u16::MAX as usize);
 
+/// How many of the four names have a NUL after them in the compact text:
+/// the group and the event.
+const NAME_NULS: usize = 2;
+
 /// A compiled definition in storage sized to it.
 pub struct Compiled<S> {
     scalars: Scalars,
@@ -87,11 +91,12 @@ impl Definition {
         ]
     }
 
-    /// Bytes of the four names.
+    /// Bytes of the four names, with the NULs after the group and the
+    /// event.
     fn frozen_names_len(&self) -> usize {
         self.frozen_names()
             .iter()
-            .fold(0, |n, s| n.saturating_add(s.len()))
+            .fold(NAME_NULS, |n, s| n.saturating_add(s.len()))
     }
 
     /// What [`Definition::freeze`] needs the storage to hold.
@@ -107,12 +112,21 @@ impl Definition {
         }
     }
 
-    /// Writes the text the compact form keeps: the four names, then each
-    /// argument's name and text, one after the other.
+    /// Writes the text the compact form keeps: the four names, the group
+    /// and the event each with a NUL after it (C strings an owner can
+    /// point to: [`Compiled::c_names`]), then each argument's name and
+    /// text, one after the other.
     pub fn write_frozen_text<W: Write>(&self, w: &mut W) -> fmt::Result {
         self.frozen_names()
             .iter()
-            .try_for_each(|s| w.write_str(s))?;
+            .enumerate()
+            .try_for_each(|(i, s)| {
+                w.write_str(s)?;
+                if i < NAME_NULS {
+                    w.write_str("\0")?;
+                }
+                Ok(())
+            })?;
         self.args().iter().try_for_each(|a| {
             w.write_str(a.name())?;
             w.write_str(a.text())
@@ -160,8 +174,11 @@ impl Definition {
             at = end;
             Some(end)
         };
-        for (name, end) in self.frozen_names().iter().zip(ends.iter_mut()) {
+        for (i, (name, end)) in self.frozen_names().iter().zip(ends.iter_mut()).enumerate() {
             *end = u16::try_from(next(name)?).ok()?;
+            if i < NAME_NULS {
+                next("\0")?;
+            }
         }
         for a in self.args() {
             next(a.name())?;
@@ -190,11 +207,23 @@ impl<S: Storage> Compiled<S> {
         let [g, e, s, f] = self.ends.map(usize::from);
         let names = Names {
             group: text.get(..g).unwrap_or(""),
-            event: text.get(g..e).unwrap_or(""),
-            symbol: text.get(e..s).unwrap_or(""),
+            event: text.get(g + 1..e).unwrap_or(""),
+            symbol: text.get(e + 1..s).unwrap_or(""),
             fe_text: text.get(s..f).unwrap_or(""),
         };
         self.view_with(names)
+    }
+
+    /// The group and the event name, each with its NUL: C strings in the
+    /// definition's own text, for an owner to point to as long as it
+    /// keeps the definition.
+    pub fn c_names(&self) -> (&[u8], &[u8]) {
+        let text = self.store.text().as_bytes();
+        let [g, e, _, _] = self.ends.map(usize::from);
+        (
+            text.get(..=g).unwrap_or(&[]),
+            text.get(g + 1..=e).unwrap_or(&[]),
+        )
     }
 
     /// [`DefView::record`] of the definition, for a probe handler: a

@@ -182,9 +182,10 @@ fn compiled_size_follows_the_line() {
     let small = def_of(Control::KprobeEvents, "p:g/e vfs_read a=%di b=%si c=%dx");
     let sizes = small.frozen_sizes();
     assert_eq!((sizes.args, sizes.derefs, sizes.entry_args), (3, 0, 0));
+    // The group and the event with their NULs.
     assert_eq!(
         sizes.text,
-        "g".len() + "e".len() + "vfs_read".len() + "a%dib%sic%dx".len()
+        "g\0".len() + "e\0".len() + "vfs_read".len() + "a%dib%sic%dx".len()
     );
     let deep = def_of(
         Control::KprobeEvents,
@@ -216,7 +217,9 @@ fn one_argument_storage() {
     assert_eq!((sizes.args, sizes.derefs, sizes.entry_args), (1, 0, 0));
     let store = storage_of(&d);
     let text = d.group().len()
+        + 1
         + d.event().len()
+        + 1
         + "vfs_read".len()
         + canon_of(&d).len()
         + "x".len()
@@ -374,5 +377,29 @@ fn records_of_words_have_a_word_table() {
         assert_eq!(n, table.record_size(), "{line}");
         assert_eq!((n, by_table), (k, by_def), "{line}");
         assert_eq!(table.record(&regs, ips, &mut by_table[..n - 1]), 0);
+    }
+}
+
+/// The group and the event name are C strings in the compact text (the
+/// kernel's event points its system and name there), and read as the
+/// workspace's names.
+#[test]
+fn group_and_event_are_c_strings() {
+    for (control, line) in [
+        (Control::KprobeEvents, "p:grp/ev vfs_read a=%di"),
+        (
+            Control::FunctionEvents,
+            "vfs_read(x64 file, NULL, u64 count)",
+        ),
+        (Control::DynamicEvents, "f:fg/fe vfs_read%return $retval"),
+    ] {
+        let d = def_of(control, line);
+        let c = d.freeze(storage_of(&d)).expect("frozen");
+        let (group, event) = c.c_names();
+        assert_eq!(group, format!("{}\0", d.group()).as_bytes(), "{line}");
+        assert_eq!(event, format!("{}\0", d.event()).as_bytes(), "{line}");
+        let v = c.view();
+        assert_eq!((v.group(), v.event()), (d.group(), d.event()), "{line}");
+        assert_eq!(v.symbol(), d.symbol(), "{line}");
     }
 }
