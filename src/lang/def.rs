@@ -244,7 +244,7 @@ fn steps_of(args: &[ProbeArg]) -> Option<Steps> {
                 Step::Str {
                     base: source,
                     space,
-                    offset: i32::try_from(offset).ok()?,
+                    offset: i16::try_from(offset).ok()?,
                 },
                 4,
             ),

@@ -18,8 +18,9 @@ use crate::lang::watch::Watch;
 #[derive(Clone, Copy)]
 pub struct Scalars {
     pub(crate) kind: ProbeKind,
-    /// Length of the `MOD:` prefix, colon included (0: no module).
-    pub(crate) module_len: usize,
+    /// Length of the `MOD:` prefix, colon included (0: no module): at
+    /// most [`crate::lang::SYMBOL_CAP`].
+    pub(crate) module_len: u16,
     pub(crate) has_symbol: bool,
     pub(crate) addr: u64,
     /// What the listing shows for an address probe (the kernel's `0x%p`).
@@ -81,11 +82,14 @@ pub(crate) enum Step {
     /// An 8-byte word.
     Word(WordSource),
     /// The string at the word plus `offset`, read in `space`: its
-    /// `__data_loc` word, and its bytes in the dynamic area.
+    /// `__data_loc` word, and its bytes in the dynamic area. A 16-bit
+    /// offset keeps a step in 6 bytes (a plan of steps in 38, a compiled
+    /// definition in a 128-byte object); a string further from its word
+    /// takes another plan.
     Str {
         base: WordSource,
         space: Space,
-        offset: i32,
+        offset: i16,
     },
 }
 
@@ -292,14 +296,14 @@ impl<'a> DefView<'a> {
         if !self.has_symbol {
             return None;
         }
-        self.symbol.get(self.module_len..)
+        self.symbol.get(usize::from(self.module_len)..)
     }
 
     /// Module prefix of `MOD:SYM` (empty for `:SYM`, which the kernel
     /// takes for a symbol of a module that is not loaded).
     pub fn module(&self) -> Option<&'a str> {
         let len = self.module_len.checked_sub(1)?;
-        self.symbol.get(..len)
+        self.symbol.get(..usize::from(len))
     }
 
     /// The symbol as written (`MOD:SYM` or `SYM`).

@@ -136,8 +136,9 @@ fn set_symbol(
         return Err(lerr(idx, ErrorCode::BadProbeAddr, 0));
     }
     out.has_symbol = true;
+    // The symbol fits SYMBOL_CAP, so its prefix a u16.
     out.module_len = if module_names {
-        find(sym, b':').map_or(0, |c| c + 1)
+        find(sym, b':').map_or(0, |c| u16::try_from(c + 1).unwrap_or(0))
     } else {
         0
     };
@@ -154,7 +155,7 @@ fn set_symbol(
 fn take_entry_copy<R: Resolver>(r: &R, out: &mut Definition, idx: usize) -> Result<bool, LErr> {
     let mut copy: Str<{ crate::lang::SYMBOL_CAP }> = Str::new();
     let written: Str<{ crate::lang::SYMBOL_CAP }> = out.symbol;
-    let module_len = out.module_len;
+    let module_len = usize::from(out.module_len);
     let module = out.module();
     match r.entry_copies(module, out.symbol().unwrap_or(""), &mut copy) {
         Copies::None => Ok(false),

@@ -203,9 +203,10 @@ fn compiled_argument_size() {
     use core::mem::size_of;
     assert_eq!(size_of::<CompactArg>(), 64);
     assert!(size_of::<ProbeArg>() >= 7 * size_of::<CompactArg>());
-    // The kernel's storage is four boxed slices; with the scalars, the
-    // whole fits a 192-byte slab object beside the `Arc`'s count.
-    assert!(size_of::<Compiled<[&[u8]; 4]>>() + 8 <= 192);
+    // The kernel's storage is three thin pointers and four 16-bit
+    // lengths (32 bytes); with the scalars, the whole fits a 128-byte slab
+    // object beside the `Arc`'s count.
+    assert!(size_of::<Compiled<[u64; 4]>>() + 8 <= 128);
 }
 
 /// The storage a one-argument function event asks for: one compact
