@@ -81,14 +81,18 @@ pub struct Compiled<S> {
 }
 
 impl Definition {
-    /// The four names of the compact form, in their order in its text.
+    /// The four names of the compact form, in their order in its text. A
+    /// symbol that is the event's name (a function event's, most often)
+    /// is kept once: as an empty symbol, which no definition with a
+    /// symbol has ([`Compiled::view`] reads it back).
     fn frozen_names(&self) -> [&str; 4] {
-        [
-            self.group(),
-            self.event(),
-            self.symbol.as_str(),
-            self.fe_text.as_str(),
-        ]
+        let symbol = self.symbol.as_str();
+        let symbol = if self.has_symbol && symbol == self.event() {
+            ""
+        } else {
+            symbol
+        };
+        [self.group(), self.event(), symbol, self.fe_text.as_str()]
     }
 
     /// Bytes of the four names, with the NULs after the group and the
@@ -205,10 +209,15 @@ impl<S: Storage> Compiled<S> {
     pub fn view(&self) -> DefView<'_> {
         let text = self.store.text();
         let [g, e, s, f] = self.ends.map(usize::from);
+        let event = text.get(g + 1..e).unwrap_or("");
+        let symbol = match text.get(e + 1..s).unwrap_or("") {
+            "" if self.scalars.has_symbol => event,
+            symbol => symbol,
+        };
         let names = Names {
             group: text.get(..g).unwrap_or(""),
-            event: text.get(g + 1..e).unwrap_or(""),
-            symbol: text.get(e + 1..s).unwrap_or(""),
+            event,
+            symbol,
             fe_text: text.get(s..f).unwrap_or(""),
         };
         self.view_with(names)
