@@ -199,15 +199,15 @@ struct dynprobe_fprobe {
  * events and function events at entry): a Rust object
  * (src/probe/fentry.rs) hooked on fentry.c's shared ftrace_ops, found in
  * its table by @addr, the function's ftrace call site (dynprobe_body_of()
- * its address). No struct fprobe: the hook with its feed fits a 96-byte
- * object.
+ * its address), with its feed inside: no struct fprobe and no pointer
+ * to the feed, so the hook fits a 64-byte object.
  */
 struct dynprobe_fentry {
 	struct hlist_node node;		/* while armed */
 	unsigned long addr;
-	struct dynprobe_feed *feed;
 	enum dynprobe_fprobe_kind kind;
 	bool armed;
+	struct dynprobe_feed feed;
 };
 /*
  * How an event probe reads a field of its source record (src/lang's

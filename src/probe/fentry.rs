@@ -23,19 +23,18 @@ use crate::sys::bindings as b;
 /// Pinned: fentry.c's table links `probe` while it is armed. It is armed
 /// and disarmed with event_mutex held (fentry.c takes its own lock too,
 /// which its module notifier shares), and dropped only disarmed or by
-/// the last owner.
+/// the last owner. `probe.feed` holds a feed from `Feed::into_raw`, given
+/// back on drop.
 #[pin_data(PinnedDrop)]
 pub(crate) struct FentryHook {
     #[pin]
     probe: Opaque<b::dynprobe_fentry>,
-    /// What `probe` points its hits to.
-    feed: Feed,
     #[pin]
     _pin: PhantomPinned,
 }
 
-// The hook, with its feed, in a 96-byte slab object.
-const _: () = assert!(core::mem::size_of::<FentryHook>() <= 96);
+// The hook, its feed inside, in a 64-byte slab object.
+const _: () = assert!(core::mem::size_of::<FentryHook>() <= 64);
 
 // SAFETY: the probe is changed by fentry.c under its lock and by `arm`
 // with event_mutex held; its handlers only read it.
@@ -99,25 +98,32 @@ impl FentryHook {
         } else {
             b::dynprobe_fprobe_kind_DYNPROBE_FPROBE_ENTRY
         };
+        let feed = feed.into_raw();
         let hook = KBox::pin_init(
             try_pin_init!(FentryHook {
-                probe <- Opaque::ffi_init(|p: *mut b::dynprobe_fentry| {
+                probe <- Opaque::ffi_init(move |p: *mut b::dynprobe_fentry| {
                     // SAFETY: `p` is the new hook's probe, valid for
                     // writes and not armed; all zero is an unlinked node.
                     unsafe {
                         core::ptr::write_bytes(p, 0, 1);
                         (*p).addr = addr;
                         (*p).kind = kind;
+                        core::ptr::addr_of_mut!((*p).feed).write(feed);
                     }
                 }),
-                feed,
                 _pin: PhantomPinned,
             }),
             GFP_KERNEL,
-        )?;
-        // SAFETY: not armed yet; the feed sits in the pinned hook, which
-        // outlives the probe's arming.
-        unsafe { (*hook.probe.get()).feed = hook.feed.get() };
+        );
+        let hook = match hook {
+            Ok(hook) => hook,
+            Err(e) => {
+                // SAFETY: the allocation failed before the feed moved in:
+                // this is its only copy.
+                drop(unsafe { Feed::from_raw(feed) });
+                return Err(e);
+            }
+        };
         Ok(super::hook::boxed(hook))
     }
 }
@@ -159,18 +165,25 @@ impl Hook for FentryHook {
     }
 
     fn feed(&self) -> &Feed {
-        &self.feed
+        // SAFETY: the probe holds the hook's feed (type invariant) as long
+        // as the hook.
+        unsafe { Feed::from_c(core::ptr::addr_of!((*self.probe.get()).feed)) }
     }
 }
 
 #[pinned_drop]
 impl PinnedDrop for FentryHook {
     fn drop(self: Pin<&mut Self>) {
+        let probe = self.probe.get();
         // SAFETY: the probe is set up; its callbacks run with preemption
-        // disabled, so one grace period after unhooking none runs.
+        // disabled, so one grace period after unhooking none runs, and
+        // its feed (type invariant) is given back then, once.
         unsafe {
-            b::dynprobe_fentry_disarm(self.probe.get());
+            b::dynprobe_fentry_disarm(probe);
             b::synchronize_rcu();
+            drop(Feed::from_raw(core::ptr::read(core::ptr::addr_of!(
+                (*probe).feed
+            ))));
         }
     }
 }

@@ -175,11 +175,46 @@ const _: () = assert!(WORD_SLOTS == crate::lang::MAX_TABLE_WORDS);
 ///
 /// `nhit` is a live per-CPU counter and `def` a reference on a
 /// [`CompiledDef`] from [`Arc::into_raw`], both given back on drop.
+#[repr(transparent)]
 pub(crate) struct Feed {
     feed: Opaque<b::dynprobe_feed>,
 }
 
 impl Feed {
+    /// The C feed, which now owns the counter and the reference (for a
+    /// hook that holds the feed inside its C probe: [`Feed::from_raw`]
+    /// gives them back).
+    fn into_raw(self) -> b::dynprobe_feed {
+        let feed = core::mem::ManuallyDrop::new(self);
+        // SAFETY: the feed is initialised and not dropped: its fields move
+        // out once.
+        unsafe { core::ptr::read(feed.feed.get()) }
+    }
+
+    /// The feed [`Feed::into_raw`] gave.
+    ///
+    /// # Safety
+    ///
+    /// `raw` came from [`Feed::into_raw`], and no other copy of it is
+    /// used after.
+    unsafe fn from_raw(raw: b::dynprobe_feed) -> Self {
+        Feed {
+            feed: Opaque::new(raw),
+        }
+    }
+
+    /// The feed inside a C probe, as [`Feed::into_raw`] put it there.
+    ///
+    /// # Safety
+    ///
+    /// `raw` holds a feed from [`Feed::into_raw`] and lives as long as
+    /// `'a`.
+    unsafe fn from_c<'a>(raw: *const b::dynprobe_feed) -> &'a Self {
+        // SAFETY: `Feed` is a transparent `Opaque<dynprobe_feed>`, which is
+        // transparent over the C struct; per the function's contract.
+        unsafe { &*raw.cast::<Feed>() }
+    }
+
     /// The definition the probe runs.
     fn def(&self) -> &CompiledDef {
         // SAFETY: `def` holds a reference on the definition (type

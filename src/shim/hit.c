@@ -572,7 +572,7 @@ void dynprobe_fentry_callback(unsigned long ip, unsigned long parent_ip,
 			hit.ip1 = parent_ip;
 			hit.ip2 = ip;
 		}
-		dispatch(probe->feed, &hit);
+		dispatch(&probe->feed, &hit);
 	}
 out:
 	ftrace_test_recursion_unlock(bit);
