@@ -5,6 +5,7 @@
 //! src/probe/mod.rs), plus the callbacks through which the probe handlers run
 //! a definition.
 
+mod probe_list;
 pub(crate) mod synth;
 pub(crate) mod trace_event;
 

@@ -25,6 +25,7 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::types::Opaque;
 
+use super::probe_list::ProbeList;
 use crate::lang::{DefView, Family, Field, Symbolizer, TRACE_ENTRY_SIZE};
 use crate::probe::compiled::CompiledDef;
 use crate::probe::Probe;
@@ -290,7 +291,7 @@ pub(crate) struct TraceEvent {
     /// allocation of its own: without it the event fits a 256-byte slab
     /// object instead of a 512-byte one.
     parts: KBox<EventParts>,
-    probes: UnsafeCell<KVec<Probe>>,
+    probes: UnsafeCell<ProbeList>,
     /// How many of the event's references are dynprobe's own event
     /// probes' (their source file and perf counters): holds from inside
     /// dynprobe, which do not keep the module loaded (src/shim/holds.c).
@@ -358,7 +359,7 @@ impl TraceEvent {
                 core: Opaque::zeroed(),
                 class: Opaque::zeroed(),
                 parts,
-                probes: UnsafeCell::new(KVec::new()),
+                probes: UnsafeCell::new(ProbeList::Empty),
                 internal_refs: AtomicI32::new(0),
                 closing: AtomicBool::new(false),
                 _pin: PhantomPinned,
@@ -400,7 +401,7 @@ impl TraceEvent {
         // (they go first in `drop`).
         let probe = unsafe { Probe::new(ev.sink(), def) }?;
         // SAFETY: not registered yet, so nothing else sees `probes`.
-        unsafe { (*ev.probes.get()).push(probe, GFP_KERNEL) }?;
+        unsafe { (*ev.probes.get()).push(probe) }?;
         let _lock = EventsLock::lock_probes();
         // The name is checked and the event registered under one hold of
         // event_mutex, so no event of that name can appear in between;
@@ -682,7 +683,7 @@ impl TraceEvent {
     unsafe fn probes_locked(&self, _held: Held<'_>) -> &[Probe] {
         // SAFETY: `probes` changes only with event_mutex held (type
         // invariant), which the caller holds.
-        unsafe { &*self.probes.get() }
+        unsafe { (*self.probes.get()).as_slice() }
     }
 
     /// The probes, for the control path.
@@ -694,7 +695,7 @@ impl TraceEvent {
     pub(crate) unsafe fn probes(&self) -> &[Probe] {
         // SAFETY: per the contract, nothing changes `probes` meanwhile;
         // the reg callback only reads it.
-        unsafe { &*self.probes.get() }
+        unsafe { (*self.probes.get()).as_slice() }
     }
 
     /// Adds a probe for `def` (same argument types), armed at once if the
@@ -710,11 +711,11 @@ impl TraceEvent {
         // SAFETY: event_mutex is held and the caller is the control path,
         // so nothing else reads or changes `probes` meanwhile.
         let probes = unsafe { &mut *self.probes.get() };
-        probes.reserve(1, GFP_KERNEL)?;
+        probes.reserve_one()?;
         if self.flags().load(Ordering::Relaxed) != 0 {
             probe.arm()?;
         }
-        probes.push(probe, GFP_KERNEL)?;
+        probes.push(probe)?;
         drop(lock);
         Ok(())
     }
@@ -732,11 +733,11 @@ impl TraceEvent {
         }
         // SAFETY: as in `add_probe`.
         let probes = unsafe { &mut *self.probes.get() };
-        if probes.len() <= 1 {
+        if probes.as_slice().len() <= 1 {
             // The last probe goes with its event.
             return Err(EINVAL);
         }
-        probes.remove(i).map_err(|_| EINVAL)
+        probes.remove(i)
     }
 
     /// The definition the event's fields and text come from.
