@@ -37,14 +37,17 @@ use crate::sys::{boxed_slice, exact_text};
 const TRACE_FUNCTION_TYPE: *const c_char = usize::MAX as *const c_char;
 
 /// What an event's fields and `cat trace` text come from: its first
-/// probe's definition, and the text of its format fields (the tracing core
-/// keeps pointers to type and name, so they live as long as the event).
+/// probe's definition, and the text of its print fmt and format fields
+/// (the tracing core keeps pointers to them, so they live as long as the
+/// event).
 struct Shape {
     def: Arc<CompiledDef>,
-    /// For each field, in `DefView::fields()` order, `type\0` unless its
-    /// type is one of [`STATIC_TEXT`], then `name\0` unless it is a header
-    /// field named there: most events' are only their arguments' names.
-    field_text: Pin<KBox<[u8]>>,
+    /// The print fmt with its NUL, then for each field, in
+    /// `DefView::fields()` order, `type\0` unless its type is one of
+    /// [`STATIC_TEXT`], then `name\0` unless it is a header field named
+    /// there: most events' fields take only their arguments' names. One
+    /// allocation, not two: an event's own field text is a few bytes.
+    text: Pin<KBox<[u8]>>,
 }
 
 /// The field types and header field names the language has, as the C
@@ -106,7 +109,9 @@ fn next_piece(text: &mut &[u8]) -> *const c_char {
 
 impl Shape {
     fn new(def: Arc<CompiledDef>) -> Result<Self> {
-        let field_text = exact_text(|mut w| {
+        let text = exact_text(|mut w| {
+            def.view().print_fmt(&mut w)?;
+            w.write_str("\0")?;
             def.view().fields().try_for_each(|field| {
                 if static_type(&field).is_none() {
                     field.write_type(&mut w)?;
@@ -120,13 +125,28 @@ impl Shape {
         })?;
         Ok(Shape {
             def,
-            field_text: boxed_slice(field_text.iter().copied(), field_text.len())?,
+            text: boxed_slice(text.iter().copied(), text.len())?,
         })
+    }
+
+    /// The print fmt, NUL-terminated.
+    fn print_fmt(&self) -> *const c_char {
+        self.text.as_ptr().cast()
+    }
+
+    /// The fields' own text, after the print fmt.
+    fn field_text(&self) -> &[u8] {
+        let fmt_len = self
+            .text
+            .iter()
+            .position(|&c| c == 0)
+            .unwrap_or(self.text.len());
+        self.text.get(fmt_len + 1..).unwrap_or(&[])
     }
 
     /// Each field with its NUL-terminated type and name.
     fn fields(&self) -> impl Iterator<Item = (Field<'_>, *const c_char, *const c_char)> + '_ {
-        let mut text = &self.field_text[..];
+        let mut text = self.field_text();
         let view = self.def.view();
         (0..view.nr_fields()).filter_map(move |i| {
             let field = view.field(i)?;
@@ -248,10 +268,9 @@ struct EventParts {
     fields: Pin<KBox<[b::trace_event_fields]>>,
     /// Fields from this index on are defined by [`define_fields`].
     first_defined: usize,
-    /// The print fmt with its NUL, which the call points to (its system
-    /// and name are C strings in the shape's definition's text:
+    /// Its text holds the print fmt, which the call points to (its system
+    /// and name are C strings in the definition's text:
     /// `Compiled::c_names`).
-    text: Pin<KBox<[u8]>>,
     shape: Shape,
 }
 const _: () = assert!(core::mem::size_of::<EventParts>() <= 64);
@@ -319,10 +338,6 @@ impl TraceEvent {
     /// registers it with the tracing core.
     pub(crate) fn create(def: Arc<CompiledDef>) -> Result<Pin<KBox<Self>>> {
         let view = def.view();
-        let text = exact_text(|mut w| {
-            view.print_fmt(&mut w)?;
-            w.write_str("\0")
-        })?;
         // Not TRACE_EVENT_FL_KPROBE (nor _UPROBE): the kernel paths that
         // test it take the call for a trace_kprobe's and container_of()
         // into one (BPF: attaching a kprobe program, bpf_override_return's
@@ -349,7 +364,6 @@ impl TraceEvent {
             EventParts {
                 fields: boxed_slice(fields.iter().copied(), fields.len())?,
                 first_defined,
-                text: boxed_slice(text.iter().copied(), text.len())?,
                 shape,
             },
             GFP_KERNEL,
@@ -393,7 +407,7 @@ impl TraceEvent {
             (*fields_head).prev = fields_head;
             (*call).class = class;
             (*call).__bindgen_anon_1.name = name;
-            (*call).print_fmt = ev.parts.text.as_ptr().cast::<c_char>().cast_mut();
+            (*call).print_fmt = ev.parts.shape.print_fmt().cast_mut();
             (*call).event.funcs = EVENT_FUNCS.0.get();
             (*call).flags = flags as c_int;
         }
@@ -1083,7 +1097,7 @@ mod kunit {
             assert_eq!(name.to_bytes(), field.name.as_bytes());
         }
         let mut own = KVec::new();
-        own.extend_from_slice(&shape.field_text, GFP_KERNEL)?;
+        own.extend_from_slice(shape.field_text(), GFP_KERNEL)?;
         Ok(own)
     }
 
