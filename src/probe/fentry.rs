@@ -52,7 +52,7 @@ pub(super) fn shared_hook_address(kind: ProbeKind, target: &[u8]) -> Option<usiz
     if !matches!(kind, ProbeKind::FprobeEntry | ProbeKind::FunctionEntry) {
         return None;
     }
-    if target.iter().any(|c| b"*?[".contains(c)) || is_function_list(target) {
+    if super::fprobe::is_glob(target) || is_function_list(target) {
         return None;
     }
     let addr = match target.iter().position(|&c| c == b':') {

@@ -64,7 +64,7 @@ fn fprobe_kind(kind: ProbeKind) -> b::dynprobe_fprobe_kind {
 }
 
 /// Whether `func` is a glob (`*`, `?`, `[`).
-fn is_glob(func: &[u8]) -> bool {
+pub(super) fn is_glob(func: &[u8]) -> bool {
     func.iter().any(|c| b"*?[".contains(c))
 }
 
