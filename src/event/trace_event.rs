@@ -272,6 +272,14 @@ struct EventParts {
     /// and name are C strings in the definition's text:
     /// `Compiled::c_names`).
     shape: Shape,
+    /// How many of the event's references are dynprobe's own event
+    /// probes' (their source file and perf counters): holds from inside
+    /// dynprobe, which do not keep the module loaded (src/shim/holds.c).
+    /// Here rather than in the event, which has no room for it on 7.3.
+    internal_refs: AtomicI32,
+    /// Being removed by a clear: no new enable or reference is taken, so
+    /// that what the clear checked stays true until the event is gone.
+    closing: AtomicBool,
 }
 const _: () = assert!(core::mem::size_of::<EventParts>() <= 64);
 
@@ -311,17 +319,10 @@ pub(crate) struct TraceEvent {
     /// object instead of a 512-byte one.
     parts: KBox<EventParts>,
     probes: UnsafeCell<ProbeList>,
-    /// How many of the event's references are dynprobe's own event
-    /// probes' (their source file and perf counters): holds from inside
-    /// dynprobe, which do not keep the module loaded (src/shim/holds.c).
-    internal_refs: AtomicI32,
-    /// Being removed by a clear: no new enable or reference is taken, so
-    /// that what the clear checked stays true until the event is gone.
-    closing: AtomicBool,
     _pin: PhantomPinned,
 }
 
-// The event in a 256-byte slab object.
+// The event in a 256-byte slab object, with 7.3's 80-byte class too.
 const _: () = assert!(core::mem::size_of::<TraceEvent>() <= 256);
 // `from_call` finds the event from its call at the core's offset.
 const _: () = assert!(offset_of!(b::dynprobe_event_core, call) == 0);
@@ -365,6 +366,8 @@ impl TraceEvent {
                 fields: boxed_slice(fields.iter().copied(), fields.len())?,
                 first_defined,
                 shape,
+                internal_refs: AtomicI32::new(0),
+                closing: AtomicBool::new(false),
             },
             GFP_KERNEL,
         )?;
@@ -374,8 +377,6 @@ impl TraceEvent {
                 class: Opaque::zeroed(),
                 parts,
                 probes: UnsafeCell::new(ProbeList::Empty),
-                internal_refs: AtomicI32::new(0),
-                closing: AtomicBool::new(false),
                 _pin: PhantomPinned,
             },
             GFP_KERNEL,
@@ -563,7 +564,7 @@ impl TraceEvent {
     /// (src/shim/holds.c). A pin of the registration's would stay with
     /// whichever user came first, outside perf or an event probe.
     fn enable(&self, file: Option<*mut b::trace_event_file>, held: Held<'_>) -> Result {
-        if self.closing.load(Ordering::Relaxed) {
+        if self.parts.closing.load(Ordering::Relaxed) {
             return Err(EBUSY);
         }
         let was_enabled = self.flags().load(Ordering::Relaxed) != 0;
@@ -781,18 +782,18 @@ impl TraceEvent {
     pub(crate) fn held_outside(&self, _lock: &EventsLock) -> bool {
         let flags = self.flags().load(Ordering::Relaxed);
         flags & b::DYNPROBE_SINK_TRACE != 0
-            || self.refs() > self.internal_refs.load(Ordering::Relaxed)
+            || self.refs() > self.parts.internal_refs.load(Ordering::Relaxed)
     }
 
     /// Referenced by dynprobe's own event probes.
     pub(crate) fn held_inside(&self, _lock: &EventsLock) -> bool {
-        self.internal_refs.load(Ordering::Relaxed) > 0
+        self.parts.internal_refs.load(Ordering::Relaxed) > 0
     }
 
     /// While set, the event takes no new enable or reference (a clear is
     /// removing it); changed under event_mutex.
     pub(crate) fn set_closing(&self, closing: bool, _lock: &EventsLock) {
-        self.closing.store(closing, Ordering::Relaxed);
+        self.parts.closing.store(closing, Ordering::Relaxed);
     }
 
     /// Takes the event out of tracefs, or answers `EBUSY` (nothing
@@ -866,7 +867,7 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_internal_ref(
 ) {
     // SAFETY: per the function's contract.
     let ev = unsafe { TraceEvent::from_call(call) };
-    ev.internal_refs.fetch_add(delta, Ordering::Relaxed);
+    ev.parts.internal_refs.fetch_add(delta, Ordering::Relaxed);
 }
 
 /// Whether the event of `call` is being removed by a clear, which new
@@ -879,7 +880,7 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_internal_ref(
 pub(crate) unsafe extern "C" fn dynprobe_rs_event_closing(call: *mut b::trace_event_call) -> bool {
     // SAFETY: per the function's contract.
     let ev = unsafe { TraceEvent::from_call(call) };
-    ev.closing.load(Ordering::Relaxed)
+    ev.parts.closing.load(Ordering::Relaxed)
 }
 
 /// Defines the fields the fields array could not lay out.
