@@ -5,7 +5,6 @@
 //! (src/shim/fentry.c), the cheapest hook ftrace has, while the event is
 //! enabled. Exits, globs and function lists use fprobe (fprobe.rs).
 
-use core::ffi::CStr;
 use core::marker::PhantomPinned;
 use core::pin::Pin;
 
@@ -56,11 +55,7 @@ pub(super) fn shared_hook_address(kind: ProbeKind, target: &[u8]) -> Option<usiz
         return None;
     }
     let addr = match target.iter().position(|&c| c == b':') {
-        Some(colon) => {
-            let module = super::hook::nul_terminated(target.get(..colon)?).ok()?;
-            let module = CStr::from_bytes_with_nul(&module).ok()?;
-            super::function_list::module_function(module, target.get(colon + 1..)?).ok()?
-        }
+        Some(colon) => super::function_list::module_symbol_function(target, colon).ok()?,
         None => {
             let name = super::hook::nul_terminated(target).ok()?;
             // SAFETY: `name` is NUL-terminated; the stub checks the symbol.
@@ -93,11 +88,7 @@ impl FentryHook {
         feed: Feed,
         addr: usize,
     ) -> Result<KBox<dyn Hook>> {
-        let kind = if place.kind == ProbeKind::FunctionEntry {
-            b::dynprobe_fprobe_kind_DYNPROBE_FUNCTION_ENTRY
-        } else {
-            b::dynprobe_fprobe_kind_DYNPROBE_FPROBE_ENTRY
-        };
+        let kind = super::fprobe::fprobe_kind(place.kind);
         let feed = feed.into_raw();
         let hook = KBox::pin_init(
             try_pin_init!(FentryHook {

@@ -52,7 +52,7 @@ unsafe impl Sync for FprobeHook {}
 
 /// The kind as fprobe.c's handlers tell them apart (the record's header,
 /// and a tracepoint probe's own registration).
-fn fprobe_kind(kind: ProbeKind) -> b::dynprobe_fprobe_kind {
+pub(super) fn fprobe_kind(kind: ProbeKind) -> b::dynprobe_fprobe_kind {
     match kind {
         ProbeKind::FprobeExit => b::dynprobe_fprobe_kind_DYNPROBE_FPROBE_EXIT,
         ProbeKind::FunctionEntry => b::dynprobe_fprobe_kind_DYNPROBE_FUNCTION_ENTRY,
@@ -119,11 +119,8 @@ impl FprobeHook {
         let text = target.as_bytes();
         if let Some(colon) = text.iter().position(|&c| c == b':') {
             if !is_function_list(text) {
-                let module = super::hook::nul_terminated(text.get(..colon).unwrap_or(&[]))?;
-                let module = CStr::from_bytes_with_nul(&module).map_err(|_| EINVAL)?;
-                let name = text.get(colon + 1..).unwrap_or(&[]);
                 let addr =
-                    super::function_list::module_function(module, name).inspect_err(|e| {
+                    super::function_list::module_symbol_function(text, colon).inspect_err(|e| {
                         pr_warn!("cannot find {}: {:?}\n", target, e);
                     })?;
                 let mut addrs = KVec::new();

@@ -252,6 +252,14 @@ fn log_copies(module: Option<&core::ffi::CStr>, base: &[u8]) {
     }
 }
 
+/// The address of the function a `MOD:SYM` place names (`colon` is
+/// where its `:` is): [`module_function`] of the two halves.
+pub(crate) fn module_symbol_function(place: &[u8], colon: usize) -> Result<usize> {
+    let module = super::hook::nul_terminated(place.get(..colon).ok_or(EINVAL)?)?;
+    let module = core::ffi::CStr::from_bytes_with_nul(&module).map_err(|_| EINVAL)?;
+    module_function(module, place.get(colon + 1..).ok_or(EINVAL)?)
+}
+
 /// What a walk for one name in one module finds.
 struct NameWalk<'a> {
     name: &'a [u8],
