@@ -188,8 +188,14 @@ impl Definition {
             next(a.name())?;
             next(a.text())?;
         }
+        // Compared one by one, not with `Iterator::eq`: its instance over
+        // these adapters had a symbol name past the kernel's 512-byte
+        // limit (tools/check/sealed, check (e)).
+        let mut frozen = self.frozen_args();
+        let same_args =
+            store.args().iter().all(|a| frozen.next() == Some(*a)) && frozen.next().is_none();
         let same = at == text.len()
-            && store.args().iter().copied().eq(self.frozen_args())
+            && same_args
             && store.args().len() == self.args().len()
             && store.derefs().iter().copied().eq(self.frozen_derefs())
             && store.entry_args() == self.entry_args();

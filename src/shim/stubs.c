@@ -84,7 +84,8 @@ SAME_PROTOTYPE(ftrace_graph_ret_addr);
  */
 static atomic_t redirect_failed = ATOMIC_INIT(0);
 
-static long redirect_missing(const char *func, long ret)
+/* notrace: this file keeps ftrace call sites for the stubs alone. */
+static notrace long redirect_missing(const char *func, long ret)
 {
 	if (!atomic_xchg(&redirect_failed, 1)) {
 		__module_get(THIS_MODULE);

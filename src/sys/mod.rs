@@ -52,8 +52,18 @@ pub(crate) fn boxed_slice<T>(
     mut items: impl Iterator<Item = T>,
     len: usize,
 ) -> Result<Pin<KBox<[T]>>> {
+    boxed_slice_of(&mut || items.next(), len)
+}
+
+/// [`boxed_slice`] through a `dyn` source of items. `KBox::pin_slice`'s
+/// instance is named after its closure's type, which would carry the
+/// iterator's whole type (a chain of adapters over a definition's
+/// arguments made a 527-byte symbol name): a module symbol of 512 bytes
+/// or more (KSYM_NAME_LEN) makes the kernel's sprint_symbol() write before
+/// its buffer (tools/check/sealed, check (e)).
+fn boxed_slice_of<T>(next: &mut dyn FnMut() -> Option<T>, len: usize) -> Result<Pin<KBox<[T]>>> {
     Ok(KBox::pin_slice(
-        |_| items.next().ok_or(AllocError),
+        |_| next().ok_or(AllocError),
         len,
         GFP_KERNEL,
     )?)
