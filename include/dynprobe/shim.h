@@ -316,6 +316,11 @@ struct tracepoint *dynprobe_module_tracepoint(struct module *mod,
 					      unsigned int i);
 /* within_module(), an inline. */
 bool dynprobe_within_module(unsigned long addr, struct module *mod);
+/*
+ * Whether @addr is in dynprobe's own text or data (any of its sections,
+ * init included): no place for a probe of any kind.
+ */
+bool dynprobe_own_address(unsigned long addr);
 
 /* Per-CPU scratch records of the hit path. */
 int dynprobe_events_init(void);

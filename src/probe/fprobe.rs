@@ -161,7 +161,10 @@ impl Hook for FprobeHook {
                 // fprobe copies the addresses.
                 b::register_fprobe_ips(fp, addrs.as_ptr().cast_mut().cast(), addrs.len() as i32)
             } else if is_glob(target.as_bytes()) {
-                b::register_fprobe(fp, func_ptr, core::ptr::null())
+                // fprobe matches the glob itself: dynprobe's own
+                // functions are left out by name.
+                let own = super::own_text::GLOB_EXCLUSION.as_char_ptr();
+                b::register_fprobe(fp, func_ptr, own)
             } else {
                 let mut syms = [func_ptr];
                 b::register_fprobe_syms(fp, syms.as_mut_ptr(), 1)
@@ -289,8 +292,11 @@ pub(crate) fn function_traceable(func: &CStr) -> bool {
 
 /// Whether ftrace can hook the function at `addr` (a symbol's address),
 /// asked as [`function_traceable`] asks: in the filter of an ops that is
-/// never registered.
+/// never registered. Never dynprobe's own (own_text.rs).
 pub(crate) fn address_traceable(addr: usize) -> bool {
+    if super::own_text::contains(addr) {
+        return false;
+    }
     let _check = CHECK.lock();
     let ops = CHECK_OPS.0.get();
     // SAFETY: the ops is never registered and only used under `CHECK`.

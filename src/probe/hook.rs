@@ -65,6 +65,11 @@ pub(crate) unsafe fn new_hook(place: &mut Place<'_>, feed: Feed) -> Result<KBox<
             unsafe { super::tracepoint::TracepointHook::boxed(place, feed) }?
         }
         ProbeKind::Watchpoint => {
+            if let Some((addr, watch)) = place.watched {
+                if super::own_text::overlaps(addr as usize, usize::from(watch.len)) {
+                    return Err(EINVAL);
+                }
+            }
             // SAFETY: per the function's contract.
             unsafe { super::wprobe::WprobeHook::boxed(place, feed) }?
         }
@@ -74,6 +79,9 @@ pub(crate) unsafe fn new_hook(place: &mut Place<'_>, feed: Feed) -> Result<KBox<
         | ProbeKind::FunctionExit => {
             let symbol = place.symbol.ok_or(EINVAL)?;
             match super::fentry::shared_hook_address(place.kind, symbol.to_bytes()) {
+                // The parser refused dynprobe's own functions; one loaded
+                // since under the name is refused here.
+                Some(addr) if super::own_text::contains(addr) => return Err(EINVAL),
                 // SAFETY: per the function's contract.
                 Some(addr) => unsafe { super::fentry::FentryHook::boxed(place, feed, addr) }?,
                 // SAFETY: per the function's contract.

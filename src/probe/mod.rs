@@ -12,6 +12,7 @@ mod function_list;
 pub(crate) mod hook;
 mod kprobe;
 mod module_waits;
+mod own_text;
 pub(crate) mod resolver;
 mod tracepoint;
 mod wprobe;

@@ -105,3 +105,8 @@ bool dynprobe_within_module(unsigned long addr, struct module *mod)
 {
 	return within_module(addr, mod);
 }
+
+bool dynprobe_own_address(unsigned long addr)
+{
+	return within_module(addr, THIS_MODULE);
+}

@@ -174,7 +174,7 @@ static bool within_notrace_func(unsigned long addr)
  * What __register_trace_kprobe() checks before it registers a kprobe of
  * the kernel's kprobe events: lockdown (-EPERM), then a place in a
  * function ftrace cannot trace, which includes the tracing core's own
- * (-EINVAL). The kprobe blacklist is register_kprobe()'s to check. The
+ * (-EINVAL), and dynprobe's own text (-EINVAL). The kprobe blacklist is register_kprobe()'s to check. The
  * address is trace_kprobe_address()'s: the symbol's plus the offset.
  */
 int dynprobe_kprobe_precheck(struct kprobe *kp)
@@ -194,6 +194,15 @@ int dynprobe_kprobe_precheck(struct kprobe *kp)
 	}
 	if (within_notrace_func(addr)) {
 		pr_warn("Could not probe notrace function %ps\n", (void *)addr);
+		return -EINVAL;
+	}
+	/*
+	 * dynprobe's own code runs while a hit is recorded; the kprobe
+	 * blacklist holds only the handler path, and a kernel with
+	 * KPROBE_EVENTS_ON_NOTRACE would take the rest.
+	 */
+	if (dynprobe_own_address(addr)) {
+		pr_warn("Could not probe dynprobe's own %ps\n", (void *)addr);
 		return -EINVAL;
 	}
 	return 0;
