@@ -301,12 +301,16 @@ void dynprobe_fprobe_init(struct dynprobe_fprobe *probe, bool exit,
 			  unsigned int entry_data_size);
 /*
  * Hooks @probe->addr on the shared ftrace_ops (-ENOENT if it is a
- * function of a module that is going or gone), or unhooks it.
+ * function of a module that is going or gone, or in the init text of a
+ * module that is no longer coming), or unhooks it.
  */
 int dynprobe_fentry_arm(struct dynprobe_fentry *probe);
 /* Its handlers may still run until the next RCU grace period. */
 void dynprobe_fentry_disarm(struct dynprobe_fentry *probe);
-/* The module notifier that unhooks a going module's entry probes. */
+/*
+ * The module notifier that unhooks a going module's entry probes, and a
+ * module's probes on its init text when it goes live.
+ */
 int dynprobe_fentry_init(void);
 void dynprobe_fentry_exit(void);
 /* Whether @addr is in the modules' area (MODULES_VADDR, a macro). */
