@@ -49,6 +49,7 @@ struct dynprobe_kernel_symbols {
 		bool create_event_filter;
 		bool free_event_filter;
 		bool __module_text_address;
+		bool __module_address;
 	} have;
 
 	/* kernel/trace/trace_events.c: held around trace_add/remove_event_call. */
@@ -176,5 +177,13 @@ void dynprobe_call_free_event_filter(struct event_filter *filter);
  * hooked). Optional: without it, module functions use fprobe.
  */
 struct module *dynprobe_call___module_text_address(unsigned long addr);
+/*
+ * kernel/module/main.c: the module whose memory (text or data) holds an
+ * address, called under RCU, so that a watchpoint on a module's data
+ * holds that module while it is armed and is never left on its memory
+ * once it is freed. Optional: without it, watchpoints in the modules'
+ * area are refused.
+ */
+struct module *dynprobe_call___module_address(unsigned long addr);
 
 #endif /* DYNPROBE_RESOLVED_H */

@@ -262,18 +262,25 @@ void dynprobe_eprobe_detach(struct dynprobe_eprobe *eprobe);
 /*
  * A watchpoint's hook (src/shim/wprobe.c): wide hardware breakpoints on
  * @len bytes at @addr for accesses @type (HW_BREAKPOINT_W or _RW; _R is
- * refused by x86 when armed), whose handler runs @feed. Made disarmed;
- * armed, it holds a breakpoint on each CPU online then (0, or -errno:
- * -ENOSPC when the debug registers are taken). Disarming and freeing
+ * refused by x86 when armed), whose handler runs @feed. Made disarmed
+ * (an ERR_PTR: -EINVAL for dynprobe's own memory, -ENOENT for the
+ * modules' area outside a module's live memory, -ENOMEM); armed, it
+ * holds a breakpoint on each CPU online then, and the module whose data
+ * it watches (0, or -errno: -ENOSPC when the debug registers are taken,
+ * -ENOENT when that module went and @resolved, where the place's symbol
+ * is now (0: an address place), is not @addr). Disarming and freeing
  * return once no handler of it runs.
  */
 struct dynprobe_wprobe;
 struct dynprobe_wprobe *dynprobe_wprobe_new(unsigned long addr, u32 len,
 					    u32 type,
 					    const struct dynprobe_feed *feed);
-int dynprobe_wprobe_arm(struct dynprobe_wprobe *wp);
+int dynprobe_wprobe_arm(struct dynprobe_wprobe *wp, unsigned long resolved);
 void dynprobe_wprobe_disarm(struct dynprobe_wprobe *wp);
 void dynprobe_wprobe_free(struct dynprobe_wprobe *wp);
+/* The module notifier that disarms watchpoints on a going module. */
+int dynprobe_wprobe_init(void);
+void dynprobe_wprobe_exit(void);
 
 /*
  * The hotplug states through which event probes' counters follow CPUs
@@ -301,12 +308,16 @@ void dynprobe_fprobe_init(struct dynprobe_fprobe *probe, bool exit,
 			  unsigned int entry_data_size);
 /*
  * Hooks @probe->addr on the shared ftrace_ops (-ENOENT if it is a
- * function of a module that is going or gone), or unhooks it.
+ * function of a module that is going or gone, or in the init text of a
+ * module that is no longer coming), or unhooks it.
  */
 int dynprobe_fentry_arm(struct dynprobe_fentry *probe);
 /* Its handlers may still run until the next RCU grace period. */
 void dynprobe_fentry_disarm(struct dynprobe_fentry *probe);
-/* The module notifier that unhooks a going module's entry probes. */
+/*
+ * The module notifier that unhooks a going module's entry probes, and a
+ * module's probes on its init text when it goes live.
+ */
 int dynprobe_fentry_init(void);
 void dynprobe_fentry_exit(void);
 /* Whether @addr is in the modules' area (MODULES_VADDR, a macro). */

@@ -14,8 +14,14 @@
  *
  * Parameter extra: one more line of dynamic_events to run at load; if it
  * fails, so does the load, with its errno (and its error_log entry).
+ *
+ * Parameter init_wait: the load waits (at most 20 s) until 1 is written
+ * to /sys/module/dynprobe_sample/parameters/init_go, so that tests can
+ * probe the module while it is coming; the extra line runs after that,
+ * in sample_extra(), a function of the init text.
  */
 
+#include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/module.h>
 #include <linux/timer.h>
@@ -30,6 +36,13 @@ static u64 sample_count;
 static char *extra;
 module_param(extra, charp, 0);
 MODULE_PARM_DESC(extra, "a line of dynamic_events to run at load");
+
+static bool init_wait;
+module_param(init_wait, bool, 0);
+MODULE_PARM_DESC(init_wait, "wait for init_go before the extra line");
+static bool init_go;
+module_param(init_go, bool, 0200);
+MODULE_PARM_DESC(init_go, "ends init_wait's wait");
 
 /* Traces one record, in the way the count picks. */
 static void sample_trace(u64 count)
@@ -139,6 +152,25 @@ static int sample_btf_event_create(void)
 	return dynprobe_cmd_create(&cmd);
 }
 
+/* init_wait's wait, before anything is made. */
+static int __init sample_wait(void)
+{
+	unsigned int ms;
+
+	for (ms = 0; init_wait && !READ_ONCE(init_go); ms += 10) {
+		if (ms >= 20000)
+			return -ETIMEDOUT;
+		msleep(10);
+	}
+	return 0;
+}
+
+/* The extra line, run by a function of the init text. */
+static noinline int __init sample_extra(void)
+{
+	return extra ? dynprobe_create(DYNPROBE_DYNAMIC_EVENTS, extra) : 0;
+}
+
 static const struct dynprobe_field read_args[] = {
 	{ .type = "x64", .name = "file" },
 	{ .type = NULL, .name = NULL },	/* buf: skipped */
@@ -149,6 +181,9 @@ static int __init sample_init(void)
 {
 	int ret;
 
+	ret = sample_wait();
+	if (ret)
+		return ret;
 	ret = sample_refusals();
 	if (ret) {
 		pr_err("the command builder accepted what it must refuse\n");
@@ -168,11 +203,9 @@ static int __init sample_init(void)
 	ret = sample_btf_event_create();
 	if (ret)
 		goto out_function;
-	if (extra) {
-		ret = dynprobe_create(DYNPROBE_DYNAMIC_EVENTS, extra);
-		if (ret)
-			goto out_function;
-	}
+	ret = sample_extra();
+	if (ret)
+		goto out_function;
 	sample_event = dynprobe_event_get("synthetic", SAMPLE_EVENT);
 	if (IS_ERR(sample_event)) {
 		ret = PTR_ERR(sample_event);

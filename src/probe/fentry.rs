@@ -180,7 +180,7 @@ impl PinnedDrop for FentryHook {
 }
 
 /// Registers fentry.c's module notifier, which unhooks a going module's
-/// probes.
+/// probes, and those on a module's init text when it goes live.
 pub(super) fn init() -> Result {
     // SAFETY: called once, at module init.
     kernel::error::to_result(unsafe { b::dynprobe_fentry_init() })

@@ -136,11 +136,19 @@ pub(crate) fn init() -> Result {
         super::fentry::exit();
         return Err(e);
     }
+    if let Err(e) = super::wprobe::init() {
+        super::eprobe::exit();
+        super::tracepoint::exit();
+        super::module_waits::exit();
+        super::fentry::exit();
+        return Err(e);
+    }
     Ok(())
 }
 
 /// Undoes [`init`], once no hook is left.
 pub(crate) fn exit() {
+    super::wprobe::exit();
     super::eprobe::exit();
     super::tracepoint::exit();
     super::module_waits::exit();

@@ -3,14 +3,17 @@
 //! Watchpoints' hook: wide hardware breakpoints on the watched data
 //! (src/shim/wprobe.c), taken while the event is enabled and given back
 //! when it is disabled, as the posted wprobe series does: the debug
-//! registers are few and shared with perf and debuggers.
+//! registers are few and shared with perf and debuggers. A watchpoint on
+//! a module's data holds the module while it is armed and is not armed
+//! on that memory again once the module went (wprobe.c says how).
 
 use core::ptr::NonNull;
 
 use kernel::prelude::*;
 
+use super::resolver::KernelResolver;
 use super::{Feed, Hook, Place};
-use crate::lang::DefView;
+use crate::lang::{DefView, Resolver};
 use crate::sys::bindings as b;
 
 /// One watchpoint's breakpoints.
@@ -43,14 +46,14 @@ impl WprobeHook {
         let mut hook = KBox::new(WprobeHook { wprobe: None, feed }, GFP_KERNEL)?;
         // SAFETY: allocates the C object, which the drop frees; the feed
         // is in the hook's box, where it stays until then.
-        let wprobe = unsafe {
+        let wprobe = kernel::error::from_err_ptr(unsafe {
             b::dynprobe_wprobe_new(
                 addr as usize,
                 u32::from(watch.len),
                 watch.access.bp_type(),
                 hook.feed.get(),
             )
-        };
+        })?;
         hook.wprobe = Some(NonNull::new(wprobe).ok_or(ENOMEM)?);
         Ok(hook)
     }
@@ -62,10 +65,25 @@ impl WprobeHook {
 }
 
 impl Hook for WprobeHook {
-    fn arm(&self, _def: DefView<'_>) -> Result {
+    fn arm(&self, def: DefView<'_>) -> Result {
         let wprobe = self.wprobe()?;
+        // Where the place's symbol is now: a watchpoint whose module went
+        // is armed again only if it is where it was.
+        let resolved = def
+            .full_symbol()
+            .and_then(|s| KernelResolver::new().symbol_address(s))
+            .map_or(0, |a| a.wrapping_add(def.offset()));
         // SAFETY: a live object (type invariant); event_mutex is held.
-        kernel::error::to_result(unsafe { b::dynprobe_wprobe_arm(wprobe.as_ptr()) })
+        let ret = kernel::error::to_result(unsafe {
+            b::dynprobe_wprobe_arm(wprobe.as_ptr(), resolved as usize)
+        });
+        if ret == Err(ENOENT) {
+            pr_warn!(
+                "cannot watch {}: the module whose data it watched went; define the event again\n",
+                def.full_symbol().unwrap_or("its address")
+            );
+        }
+        ret
     }
 
     fn disarm(&self) {
@@ -92,4 +110,17 @@ impl Drop for WprobeHook {
             unsafe { b::dynprobe_wprobe_free(wprobe.as_ptr()) };
         }
     }
+}
+
+/// Registers wprobe.c's module notifier, which disarms watchpoints on a
+/// going module.
+pub(super) fn init() -> Result {
+    // SAFETY: called once, at module init.
+    kernel::error::to_result(unsafe { b::dynprobe_wprobe_init() })
+}
+
+/// Undoes [`init`], once no hook is left.
+pub(super) fn exit() {
+    // SAFETY: the notifier was registered by `init`.
+    unsafe { b::dynprobe_wprobe_exit() };
 }

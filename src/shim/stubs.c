@@ -62,6 +62,7 @@ SAME_PROTOTYPE(module_kallsyms_on_each_symbol);
 SAME_PROTOTYPE(tracefs_create_dir);
 #ifdef CONFIG_MODULES
 SAME_PROTOTYPE(__module_text_address);
+SAME_PROTOTYPE(__module_address);
 #endif
 SAME_PROTOTYPE(tracefs_remove);
 SAME_PROTOTYPE(rethook_find_ret_addr);
@@ -211,3 +212,11 @@ dynprobe_call___module_text_address(unsigned long addr)
 	return NULL;
 }
 NOKPROBE_SYMBOL(dynprobe_call___module_text_address);
+
+noinline __noipa struct module *
+dynprobe_call___module_address(unsigned long addr)
+{
+	redirect_missing("__module_address", 0);
+	return NULL;
+}
+NOKPROBE_SYMBOL(dynprobe_call___module_address);

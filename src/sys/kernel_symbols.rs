@@ -158,6 +158,8 @@ resolved_symbols! {
         "filters of event probes";
     function __module_text_address via dynprobe_call___module_text_address, OPTIONAL,
         "entry probes on module functions on the shared ftrace_ops (else fprobe)";
+    function __module_address via dynprobe_call___module_address, OPTIONAL,
+        "watchpoints on a module's data (else refused)";
     object event_mutex into event_mutex, REQUIRED, "adding and removing trace events";
     object ftrace_events into ftrace_events, REQUIRED,
         "refusing the names of existing events";
