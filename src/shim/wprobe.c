@@ -24,8 +24,8 @@
  *   the same place): an address place stays refused, the event has to be
  *   defined again.
  *
- * Refused when made: dynprobe's own memory (a hit would run the code that
- * writes it), an address in the modules' area that no module holds (free,
+ * Refused when made: dynprobe's own memory (src/probe/own_text.rs, for
+ * every probe kind), an address in the modules' area that no module holds (free,
  * or a BPF program's or trampoline's), a module's init memory (freed when
  * its init is done, with no notifier for it) and a module that is going.
  */
@@ -69,8 +69,7 @@ NOKPROBE_SYMBOL(wprobe_hit);
 /*
  * The module whose memory holds @addr, with a reference if @hold; NULL
  * for memory that is no module's (the kernel image's, the heap). An
- * error for what cannot be watched: -EINVAL for dynprobe's own memory,
- * -ENOENT for the modules' area outside any module, a module's init
+ * error for what cannot be watched: -ENOENT for the modules' area outside any module, a module's init
  * memory or a going module, -EOPNOTSUPP for the modules' area when
  * __module_address() was not resolved.
  */
@@ -79,8 +78,6 @@ static struct module *wprobe_module(unsigned long addr, bool hold)
 	struct module *mod;
 
 	lockdep_assert_held(&wprobe_lock);
-	if (within_module(addr, THIS_MODULE))
-		return ERR_PTR(-EINVAL);
 	if (!dynprobe_ksyms.have.__module_address)
 		return dynprobe_in_module_area(addr) ? ERR_PTR(-EOPNOTSUPP) :
 						       NULL;
