@@ -96,12 +96,13 @@ static struct ftrace_ops notrace_check_ops;
 static DEFINE_MUTEX(notrace_check_lock);
 
 /*
- * Whether the function starting at @start has an ftrace call site: ftrace
- * takes a function's start into a filter only then (ftrace_location()
- * maps SYM+0 to the call site anywhere in SYM's extent), as
- * ftrace_location_range() over the extent answers.
+ * Whether the function starting at @start has an ftrace call site (1) or
+ * not (0): ftrace takes a function's start into a filter only then
+ * (ftrace_location() maps SYM+0 to the call site anywhere in SYM's
+ * extent), as ftrace_location_range() over the extent answers. -ENOMEM
+ * when the filter could not be made: no answer.
  */
-static bool ftrace_site_in(unsigned long start)
+static int ftrace_site_in(unsigned long start)
 {
 	int ret;
 
@@ -109,6 +110,8 @@ static bool ftrace_site_in(unsigned long start)
 	ret = ftrace_set_filter_ip(&notrace_check_ops, start, 0, 1);
 	ftrace_free_filter(&notrace_check_ops);
 	mutex_unlock(&notrace_check_lock);
+	if (ret == -ENOMEM)
+		return ret;
 	return !ret;
 }
 
@@ -119,19 +122,21 @@ static bool ftrace_site_in(unsigned long start)
  * [MOD]" (kallsyms_lookup_size_offset() is not exported either); an
  * address kallsyms does not know prints as "0x...".
  */
-static bool notrace_at(unsigned long addr, char *sym)
+static int notrace_at(unsigned long addr, char *sym)
 {
 	unsigned long offset, size;
 	char *plus;
+	int site;
 
 	if (!addr)
-		return false;
+		return 0;
 	sprint_symbol(sym, addr);
 	plus = strrchr(sym, '+');
 	if (!plus || sscanf(plus, "+%lx/%lx", &offset, &size) != 2)
-		return false;
+		return 0;
 	*plus = '\0';
-	return !ftrace_site_in(addr - offset);
+	site = ftrace_site_in(addr - offset);
+	return site < 0 ? site : !site;
 }
 
 /*
@@ -140,18 +145,19 @@ static bool notrace_at(unsigned long addr, char *sym)
  * own, and counts as notrace only if the function it was made from,
  * when kallsyms has it, is.
  */
-static bool within_notrace_func(unsigned long addr)
+static int within_notrace_func(unsigned long addr)
 {
 	unsigned long base;
-	bool ret = false;
 	char *sym, *dot;
+	int ret;
 
+	/* Out of memory is no answer: the probe is refused with ENOMEM. */
 	sym = kmalloc(KSYM_SYMBOL_LEN, GFP_KERNEL);
 	if (!sym)
-		return false;
-	if (!notrace_at(addr, sym))
+		return -ENOMEM;
+	ret = notrace_at(addr, sym);
+	if (ret <= 0)
 		goto out;
-	ret = true;
 	dot = strchr(sym, '.');
 	if (dot) {
 		*dot = '\0';
@@ -164,9 +170,9 @@ out:
 	return ret;
 }
 #else
-static bool within_notrace_func(unsigned long addr)
+static int within_notrace_func(unsigned long addr)
 {
-	return false;
+	return 0;
 }
 #endif
 
@@ -192,7 +198,10 @@ int dynprobe_kprobe_precheck(struct kprobe *kp)
 	} else {
 		addr = (unsigned long)kp->addr;
 	}
-	if (within_notrace_func(addr)) {
+	ret = within_notrace_func(addr);
+	if (ret < 0)
+		return ret;
+	if (ret) {
 		pr_warn("Could not probe notrace function %ps\n", (void *)addr);
 		return -EINVAL;
 	}
