@@ -7,13 +7,23 @@
 //! `register_fprobe()`, takes one glob and one exclusion; a list has any
 //! number of each); and the compiler's copies of a function whose own
 //! name has no symbol ([`entry_copies`]).
+//!
+//! A list is compiled once, when its hook is made ([`ListMatcher`]), and
+//! its bound cost ([`crate::lang::MAX_LIST_COST`]) was checked when it was
+//! parsed. The kernel image's functions do not change: they are found
+//! then, outside event_mutex ([`kernel_functions`]), and kept. Modules
+//! come and go, so theirs are found at each enable ([`addresses`], under
+//! event_mutex).
 
 use core::ffi::c_void;
 
+use kernel::alloc::KVVec;
 use kernel::ffi::{c_char, c_int, c_ulong};
 use kernel::prelude::*;
 
-use crate::lang::{is_entry_copy_of, sort_dedup, Copies, FunctionList, Str};
+use crate::lang::{
+    is_entry_copy_of, sort_dedup, CompiledList, Copies, FunctionList, ListItem, ListShape, Str,
+};
 use crate::sys::bindings as b;
 
 /// The most functions one list may take: what the kernel's `f` takes
@@ -21,10 +31,33 @@ use crate::sys::bindings as b;
 /// keeps a list like `*` from asking ftrace for every function at once.
 pub(crate) const MAX_LIST_FUNCTIONS: usize = 20_000;
 
+/// A function list compiled for the walks: its items, sorted for
+/// matching, made once from the list's text (which the definition keeps).
+pub(crate) struct ListMatcher {
+    items: KVec<ListItem>,
+    shape: ListShape,
+}
+
+impl ListMatcher {
+    pub(crate) fn new(list: FunctionList<'_>) -> Result<Self> {
+        let mut items = KVec::from_elem(ListItem::default(), list.item_count(), GFP_KERNEL)?;
+        let shape = list.compile_into(&mut items).ok_or(EINVAL)?;
+        Ok(ListMatcher { items, shape })
+    }
+
+    /// The list compiled, for `text`, the list it was made from.
+    pub(crate) fn compiled<'a>(&'a self, text: &'a [u8]) -> CompiledList<'a, 'a> {
+        CompiledList::new(text, &self.items, self.shape)
+    }
+}
+
 /// What the kallsyms walks fill.
 struct Collect<'a> {
-    list: FunctionList<'a>,
+    list: CompiledList<'a, 'a>,
     addrs: KVec<usize>,
+    /// Stop at the first function ftrace can hook (whether the list takes
+    /// any): only in the kernel image's walk, which holds no lock.
+    first_traceable: bool,
     /// An allocation failed or the bound was passed: the walk stopped.
     error: Option<Error>,
 }
@@ -46,6 +79,9 @@ unsafe extern "C" fn collect(data: *mut c_void, name: *const c_char, addr: c_ulo
     if !c.list.matches(name.to_bytes()) {
         return 0;
     }
+    if c.first_traceable && !super::fprobe::address_traceable(addr) {
+        return 0;
+    }
     if c.addrs.len() >= MAX_LIST_FUNCTIONS {
         c.error = Some(E2BIG);
         return 1;
@@ -54,41 +90,98 @@ unsafe extern "C" fn collect(data: *mut c_void, name: *const c_char, addr: c_ulo
         c.error = Some(e.into());
         return 1;
     }
-    0
+    i32::from(c.first_traceable)
 }
 
-/// The addresses of the functions `list` takes, sorted, each once.
-/// `EOPNOTSUPP` when the kernel image's symbols cannot be walked,
-/// `E2BIG` past [`MAX_LIST_FUNCTIONS`].
-pub(crate) fn addresses(list: FunctionList<'_>) -> Result<KVec<usize>> {
-    // SAFETY: a plain read of the flags set once at load.
-    if !unsafe { b::dynprobe_ksyms.have.kallsyms_on_each_symbol } {
-        return Err(Error::from_errno(-(crate::lang::errno::EOPNOTSUPP)));
-    }
+/// Which symbols a walk goes through.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    KernelImage,
+    Modules,
+}
+
+/// The addresses of the symbols `list` matches in `which` symbols, in
+/// the walk's order (maybe the same twice); the first ftrace can hook
+/// only, with `first_traceable`.
+fn walk(list: &CompiledList<'_, '_>, which: Walk, first_traceable: bool) -> Result<KVec<usize>> {
     let mut c = Collect {
-        list,
+        list: *list,
         addrs: KVec::new(),
+        first_traceable,
         error: None,
     };
     let data = core::ptr::from_mut(&mut c).cast::<c_void>();
     // SAFETY: `collect` reads `data` as the `Collect` above, which
-    // outlives both walks; the walks may sleep, as this function may.
+    // outlives the walk; the walks may sleep, as this function may. The
+    // flag is set once at load.
     unsafe {
-        b::dynprobe_call_kallsyms_on_each_symbol(Some(collect), data);
-        if c.error.is_none() {
-            b::dynprobe_call_module_kallsyms_on_each_symbol(core::ptr::null(), Some(collect), data);
+        match which {
+            Walk::KernelImage if !b::dynprobe_ksyms.have.kallsyms_on_each_symbol => {
+                return Err(Error::from_errno(-(crate::lang::errno::EOPNOTSUPP)));
+            }
+            Walk::KernelImage => {
+                b::dynprobe_call_kallsyms_on_each_symbol(Some(collect), data);
+            }
+            Walk::Modules => {
+                b::dynprobe_call_module_kallsyms_on_each_symbol(
+                    core::ptr::null(),
+                    Some(collect),
+                    data,
+                );
+            }
         }
     }
-    if let Some(e) = c.error {
-        return Err(e);
+    match c.error {
+        Some(e) => Err(e),
+        None => Ok(c.addrs),
     }
-    let mut addrs = c.addrs;
-    // Aliases share an address; fprobe must see each function once, or
-    // its hits would be recorded twice.
+}
+
+/// `addrs` sorted, each once, and only those ftrace can hook. Aliases
+/// share an address; fprobe must see each function once, or its hits
+/// would be recorded twice.
+fn hookable(mut addrs: KVec<usize>) -> KVec<usize> {
     let distinct = sort_dedup(&mut addrs);
     addrs.truncate(distinct);
     addrs.retain(|a| super::fprobe::address_traceable(*a));
+    addrs
+}
+
+/// The functions of the kernel image `list` takes, sorted, each once:
+/// found when the hook is made and kept, since the kernel image's
+/// functions stay. `EOPNOTSUPP` when its symbols cannot be walked,
+/// `E2BIG` past [`MAX_LIST_FUNCTIONS`].
+pub(crate) fn kernel_functions(list: &CompiledList<'_, '_>) -> Result<KVVec<usize>> {
+    let addrs = hookable(walk(list, Walk::KernelImage, false)?);
+    let mut kept = KVVec::with_capacity(addrs.len(), GFP_KERNEL)?;
+    kept.extend_from_slice(&addrs, GFP_KERNEL)?;
+    Ok(kept)
+}
+
+/// The addresses an fprobe on `list` registers now: `kernel` (the kernel
+/// image's, from [`kernel_functions`]) and those of the loaded modules.
+/// `E2BIG` past [`MAX_LIST_FUNCTIONS`] in all.
+pub(crate) fn addresses(kernel: &[usize], list: &CompiledList<'_, '_>) -> Result<KVVec<usize>> {
+    let modules = hookable(walk(list, Walk::Modules, false)?);
+    let total = kernel.len().saturating_add(modules.len());
+    if total > MAX_LIST_FUNCTIONS {
+        return Err(E2BIG);
+    }
+    let mut addrs = KVVec::with_capacity(total, GFP_KERNEL)?;
+    addrs.extend_from_slice(kernel, GFP_KERNEL)?;
+    addrs.extend_from_slice(&modules, GFP_KERNEL)?;
     Ok(addrs)
+}
+
+/// Whether `list` takes a function ftrace can hook (the definition's
+/// check): the kernel image's walk stops at the first.
+pub(crate) fn takes_a_function(list: &CompiledList<'_, '_>) -> bool {
+    match walk(list, Walk::KernelImage, true) {
+        Ok(first) if !first.is_empty() => true,
+        // Without the kernel image's walk, no list is hooked.
+        Err(_) => false,
+        Ok(_) => walk(list, Walk::Modules, false).is_ok_and(|a| !hookable(a).is_empty()),
+    }
 }
 
 /// What a walk for the compiler's copies of one function finds.
