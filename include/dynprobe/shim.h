@@ -316,6 +316,13 @@ struct tracepoint *dynprobe_module_tracepoint(struct module *mod,
 					      unsigned int i);
 /* within_module(), an inline. */
 bool dynprobe_within_module(unsigned long addr, struct module *mod);
+/*
+ * The live module whose text holds @addr, with a reference; NULL for an
+ * address outside the modules' area; ERR_PTR(-ENOENT) when no live module
+ * has text there (module data, a module loading or going), -EOPNOTSUPP
+ * without __module_text_address().
+ */
+struct module *dynprobe_hold_live_module(unsigned long addr);
 
 /* Per-CPU scratch records of the hit path. */
 int dynprobe_events_init(void);

@@ -14,6 +14,11 @@
  *
  * Parameter extra: one more line of dynamic_events to run at load; if it
  * fails, so does the load, with its errno (and its error_log entry).
+ *
+ * Parameter tick_only: only the timer runs, counting in sample_tick(),
+ * and nothing of the API is used, at load or unload: a module with a
+ * function that runs all the time whose unloading waits for nothing of
+ * dynprobe's (selftests/function/list_module_going.tc).
  */
 
 #include <linux/err.h>
@@ -30,6 +35,10 @@ static u64 sample_count;
 static char *extra;
 module_param(extra, charp, 0);
 MODULE_PARM_DESC(extra, "a line of dynamic_events to run at load");
+
+static bool tick_only;
+module_param(tick_only, bool, 0);
+MODULE_PARM_DESC(tick_only, "only tick: use nothing of dynprobe's API");
 
 /* Traces one record, in the way the count picks. */
 static void sample_trace(u64 count)
@@ -62,7 +71,10 @@ static void sample_trace(u64 count)
 
 static void sample_tick(struct timer_list *t)
 {
-	sample_trace(sample_count++);
+	u64 count = sample_count++;
+
+	if (!tick_only)
+		sample_trace(count);
 	mod_timer(&sample_timer, jiffies + msecs_to_jiffies(10));
 }
 
@@ -145,10 +157,20 @@ static const struct dynprobe_field read_args[] = {
 	{ .type = "u64", .name = "count" },
 };
 
+static void sample_start_timer(void)
+{
+	timer_setup(&sample_timer, sample_tick, 0);
+	mod_timer(&sample_timer, jiffies + msecs_to_jiffies(10));
+}
+
 static int __init sample_init(void)
 {
 	int ret;
 
+	if (tick_only) {
+		sample_start_timer();
+		return 0;
+	}
 	ret = sample_refusals();
 	if (ret) {
 		pr_err("the command builder accepted what it must refuse\n");
@@ -181,8 +203,7 @@ static int __init sample_init(void)
 	ret = dynprobe_event_enable(sample_event, true);
 	if (ret)
 		goto out_put;
-	timer_setup(&sample_timer, sample_tick, 0);
-	mod_timer(&sample_timer, jiffies + msecs_to_jiffies(10));
+	sample_start_timer();
 	return 0;
 
 out_put:
@@ -200,6 +221,8 @@ static void __exit sample_exit(void)
 	int ret;
 
 	timer_delete_sync(&sample_timer);
+	if (tick_only)
+		return;
 	dynprobe_event_enable(sample_event, false);
 	dynprobe_event_put(sample_event);
 	ret = dynprobe_delete(DYNPROBE_SYNTHETIC_EVENTS, SAMPLE_EVENT);

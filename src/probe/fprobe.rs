@@ -17,7 +17,7 @@ use kernel::types::Opaque;
 
 use kernel::alloc::KVVec;
 
-use super::function_list::ListMatcher;
+use super::function_list::{ListMatcher, ModuleHolds};
 use super::{Feed, Hook, Place};
 use crate::lang::{is_function_list, DefView, FunctionList, ProbeKind};
 use crate::sys::bindings as b;
@@ -146,14 +146,14 @@ impl FprobeHook {
     /// (its kernel functions, kept, and the modules' now: they come and go
     /// between enables), and for `MOD:SYM` the address of that module's
     /// function; `None` for one function of the kernel's or glob, which
-    /// fprobe finds by name. `target` is the place as the definition
-    /// names it.
-    fn addresses(&self, target: &str) -> Result<Option<KVVec<usize>>> {
+    /// fprobe finds by name. The modules of the addresses are held in
+    /// `holds`. `target` is the place as the definition names it.
+    fn addresses(&self, target: &str, holds: &mut ModuleHolds) -> Result<Option<KVVec<usize>>> {
         let text = target.as_bytes();
         if let Some(list) = &self.list {
             let compiled = list.matcher.compiled(text);
-            let addrs =
-                super::function_list::addresses(&list.kernel, &compiled).inspect_err(|e| {
+            let addrs = super::function_list::addresses(&list.kernel, &compiled, holds)
+                .inspect_err(|e| {
                     pr_warn!("cannot list the functions of {}: {:?}\n", target, e);
                 })?;
             if addrs.is_empty() {
@@ -165,9 +165,10 @@ impl FprobeHook {
         let Some(colon) = text.iter().position(|&c| c == b':') else {
             return Ok(None);
         };
-        let addr = super::function_list::module_symbol_function(text, colon).inspect_err(|e| {
-            pr_warn!("cannot find {}: {:?}\n", target, e);
-        })?;
+        let addr = super::function_list::module_symbol_function(text, colon, Some(holds))
+            .inspect_err(|e| {
+                pr_warn!("cannot find {}: {:?}\n", target, e);
+            })?;
         let mut addrs = KVVec::new();
         addrs.push(addr, GFP_KERNEL)?;
         Ok(Some(addrs))
@@ -179,7 +180,11 @@ impl Hook for FprobeHook {
         super::hook::fprobe_lockdown()?;
         let probe = self.probe.get();
         let target = def.full_symbol().ok_or(EINVAL)?;
-        let list = self.addresses(target)?;
+        // Held until the fprobe is registered: a module that goes after
+        // that finds it registered, and fprobe's module notifier unhooks
+        // its functions (kernel/trace/fprobe.c, fprobe_module_callback()).
+        let mut holds = ModuleHolds::new();
+        let list = self.addresses(target, &mut holds)?;
         let func = super::hook::nul_terminated(target.as_bytes())?;
         let func_ptr = func.as_ptr().cast::<c_char>();
         // SAFETY: the fprobe is set up and not registered (event_mutex
@@ -198,6 +203,7 @@ impl Hook for FprobeHook {
                 b::register_fprobe_syms(fp, syms.as_mut_ptr(), 1)
             }
         };
+        drop(holds);
         if ret != 0 {
             pr_warn!("cannot register fprobe on {}: {}\n", target, ret);
         } else {

@@ -12,8 +12,9 @@
 //! its bound cost ([`crate::lang::MAX_LIST_COST`]) was checked when it was
 //! parsed. The kernel image's functions do not change: they are found
 //! then, outside event_mutex ([`kernel_functions`]), and kept. Modules
-//! come and go, so theirs are found at each enable ([`addresses`], under
-//! event_mutex).
+//! come and go, so theirs are found at each enable ([`addresses`],
+//! under event_mutex), each module held from the walk that finds its
+//! functions until the fprobe is registered ([`ModuleHolds`]).
 
 use core::ffi::c_void;
 
@@ -51,10 +52,66 @@ impl ListMatcher {
     }
 }
 
+/// References on the modules whose functions an fprobe is about to be
+/// registered on, taken by the walk that finds them and dropped once the
+/// registration is done (src/shim/fprobe.c, dynprobe_hold_live_module()).
+/// Dropping it only puts the references: it allocates nothing.
+pub(crate) struct ModuleHolds {
+    modules: KVec<*mut b::module>,
+}
+
+impl ModuleHolds {
+    pub(crate) fn new() -> Self {
+        ModuleHolds {
+            modules: KVec::new(),
+        }
+    }
+
+    /// Holds the module whose text has `addr`, a symbol a walk found:
+    /// `Ok(true)` when the address may be hooked (the kernel image's, or
+    /// a live module's, now held), `Ok(false)` when it must not (module
+    /// data, or a module loading or going).
+    fn hold(&mut self, addr: usize) -> Result<bool> {
+        if let Some(&last) = self.modules.last() {
+            // SAFETY: `last` is held: it is not freed.
+            if unsafe { b::dynprobe_within_module(addr, last) } {
+                return Ok(true);
+            }
+        }
+        // SAFETY: takes a reference only on a live module, which the
+        // drop puts.
+        let module = unsafe { b::dynprobe_hold_live_module(addr) };
+        match kernel::error::from_err_ptr(module) {
+            Ok(m) if m.is_null() => Ok(true),
+            Ok(m) => {
+                if let Err(e) = self.modules.push(m, GFP_KERNEL) {
+                    // SAFETY: the reference just taken, kept nowhere.
+                    unsafe { b::module_put(m) };
+                    return Err(e.into());
+                }
+                Ok(true)
+            }
+            Err(e) if e == ENOENT => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Drop for ModuleHolds {
+    fn drop(&mut self) {
+        for &m in self.modules.iter() {
+            // SAFETY: each was taken by `hold` and is put once.
+            unsafe { b::module_put(m) };
+        }
+    }
+}
+
 /// What the kallsyms walks fill.
-struct Collect<'a> {
-    list: CompiledList<'a, 'a>,
+struct Collect<'l, 'h> {
+    list: CompiledList<'l, 'l>,
     addrs: KVec<usize>,
+    /// For a registration: the modules of the addresses taken, held.
+    holds: Option<&'h mut ModuleHolds>,
     /// Stop at the first function ftrace can hook (whether the list takes
     /// any): only in the kernel image's walk, which holds no lock.
     first_traceable: bool,
@@ -75,9 +132,26 @@ unsafe extern "C" fn collect(data: *mut c_void, name: *const c_char, addr: c_ulo
     // SAFETY: `data` is the `Collect` the walk was started with, alive
     // and not otherwise used during it; `name` is a NUL-terminated
     // symbol name kallsyms keeps alive for the call.
-    let (c, name) = unsafe { (&mut *data.cast::<Collect<'_>>(), CStr::from_char_ptr(name)) };
+    let (c, name) = unsafe {
+        (
+            &mut *data.cast::<Collect<'_, '_>>(),
+            CStr::from_char_ptr(name),
+        )
+    };
     if !c.list.matches(name.to_bytes()) {
         return 0;
+    }
+    // A symbol's address (c_ulong is usize in the kernel's crate).
+    let addr: usize = addr;
+    if let Some(holds) = c.holds.as_deref_mut() {
+        match holds.hold(addr) {
+            Ok(true) => {}
+            Ok(false) => return 0,
+            Err(e) => {
+                c.error = Some(e);
+                return 1;
+            }
+        }
     }
     if c.first_traceable && !super::fprobe::address_traceable(addr) {
         return 0;
@@ -103,10 +177,16 @@ enum Walk {
 /// The addresses of the symbols `list` matches in `which` symbols, in
 /// the walk's order (maybe the same twice); the first ftrace can hook
 /// only, with `first_traceable`.
-fn walk(list: &CompiledList<'_, '_>, which: Walk, first_traceable: bool) -> Result<KVec<usize>> {
+fn walk(
+    list: &CompiledList<'_, '_>,
+    which: Walk,
+    holds: Option<&mut ModuleHolds>,
+    first_traceable: bool,
+) -> Result<KVec<usize>> {
     let mut c = Collect {
         list: *list,
         addrs: KVec::new(),
+        holds,
         first_traceable,
         error: None,
     };
@@ -152,17 +232,22 @@ fn hookable(mut addrs: KVec<usize>) -> KVec<usize> {
 /// functions stay. `EOPNOTSUPP` when its symbols cannot be walked,
 /// `E2BIG` past [`MAX_LIST_FUNCTIONS`].
 pub(crate) fn kernel_functions(list: &CompiledList<'_, '_>) -> Result<KVVec<usize>> {
-    let addrs = hookable(walk(list, Walk::KernelImage, false)?);
+    let addrs = hookable(walk(list, Walk::KernelImage, None, false)?);
     let mut kept = KVVec::with_capacity(addrs.len(), GFP_KERNEL)?;
     kept.extend_from_slice(&addrs, GFP_KERNEL)?;
     Ok(kept)
 }
 
 /// The addresses an fprobe on `list` registers now: `kernel` (the kernel
-/// image's, from [`kernel_functions`]) and those of the loaded modules.
+/// image's, from [`kernel_functions`]) and those of the loaded modules,
+/// each module held in `holds` until the caller has registered them.
 /// `E2BIG` past [`MAX_LIST_FUNCTIONS`] in all.
-pub(crate) fn addresses(kernel: &[usize], list: &CompiledList<'_, '_>) -> Result<KVVec<usize>> {
-    let modules = hookable(walk(list, Walk::Modules, false)?);
+pub(crate) fn addresses(
+    kernel: &[usize],
+    list: &CompiledList<'_, '_>,
+    holds: &mut ModuleHolds,
+) -> Result<KVVec<usize>> {
+    let modules = hookable(walk(list, Walk::Modules, Some(holds), false)?);
     let total = kernel.len().saturating_add(modules.len());
     if total > MAX_LIST_FUNCTIONS {
         return Err(E2BIG);
@@ -176,11 +261,11 @@ pub(crate) fn addresses(kernel: &[usize], list: &CompiledList<'_, '_>) -> Result
 /// Whether `list` takes a function ftrace can hook (the definition's
 /// check): the kernel image's walk stops at the first.
 pub(crate) fn takes_a_function(list: &CompiledList<'_, '_>) -> bool {
-    match walk(list, Walk::KernelImage, true) {
+    match walk(list, Walk::KernelImage, None, true) {
         Ok(first) if !first.is_empty() => true,
         // Without the kernel image's walk, no list is hooked.
         Err(_) => false,
-        Ok(_) => walk(list, Walk::Modules, false).is_ok_and(|a| !hookable(a).is_empty()),
+        Ok(_) => walk(list, Walk::Modules, None, false).is_ok_and(|a| !hookable(a).is_empty()),
     }
 }
 
@@ -346,11 +431,16 @@ fn log_copies(module: Option<&core::ffi::CStr>, base: &[u8]) {
 }
 
 /// The address of the function a `MOD:SYM` place names (`colon` is
-/// where its `:` is): [`module_function`] of the two halves.
-pub(crate) fn module_symbol_function(place: &[u8], colon: usize) -> Result<usize> {
+/// where its `:` is): [`module_function`] of the two halves, its module
+/// held in `holds` if given.
+pub(crate) fn module_symbol_function(
+    place: &[u8],
+    colon: usize,
+    holds: Option<&mut ModuleHolds>,
+) -> Result<usize> {
     let module = super::hook::nul_terminated(place.get(..colon).ok_or(EINVAL)?)?;
     let module = core::ffi::CStr::from_bytes_with_nul(&module).map_err(|_| EINVAL)?;
-    module_function(module, place.get(colon + 1..).ok_or(EINVAL)?)
+    module_function_held(module, place.get(colon + 1..).ok_or(EINVAL)?, holds)
 }
 
 /// What a walk for one name in one module finds.
@@ -359,6 +449,11 @@ struct NameWalk<'a> {
     /// Addresses of the symbols of that name (aliases once).
     found: Option<usize>,
     several: bool,
+    /// For a registration: the module, held when its symbol is found.
+    holds: Option<&'a mut ModuleHolds>,
+    /// The module's symbol could not be held (a module loading or going),
+    /// or holding it failed.
+    error: Option<Error>,
 }
 
 /// A kallsyms walk's callback for [`module_function`].
@@ -373,8 +468,25 @@ unsafe extern "C" fn find_name(data: *mut c_void, name: *const c_char, addr: c_u
     if name.to_bytes() != w.name {
         return 0;
     }
+    // A symbol's address (c_ulong is usize in the kernel's crate).
+    let addr: usize = addr;
     match w.found {
-        None => w.found = Some(addr),
+        None => {
+            if let Some(holds) = w.holds.as_deref_mut() {
+                match holds.hold(addr) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        w.error = Some(ENOENT);
+                        return 1;
+                    }
+                    Err(e) => {
+                        w.error = Some(e);
+                        return 1;
+                    }
+                }
+            }
+            w.found = Some(addr);
+        }
         Some(a) if a == addr => {}
         Some(_) => w.several = true,
     }
@@ -386,10 +498,22 @@ unsafe extern "C" fn find_name(data: *mut c_void, name: *const c_char, addr: c_u
 /// hook: `ENOENT` if the module has none (or is not loaded), `EINVAL` if
 /// it has several of that name or ftrace cannot hook it.
 pub(crate) fn module_function(module: &core::ffi::CStr, name: &[u8]) -> Result<usize> {
+    module_function_held(module, name, None)
+}
+
+/// [`module_function`], holding the module in `holds` if given (for a
+/// registration: `ENOENT` too if the module is loading or going).
+fn module_function_held(
+    module: &core::ffi::CStr,
+    name: &[u8],
+    holds: Option<&mut ModuleHolds>,
+) -> Result<usize> {
     let mut w = NameWalk {
         name,
         found: None,
         several: false,
+        holds,
+        error: None,
     };
     let data = core::ptr::from_mut(&mut w).cast::<c_void>();
     // SAFETY: `find_name` reads `data` as the `NameWalk` above, which
@@ -397,6 +521,9 @@ pub(crate) fn module_function(module: &core::ffi::CStr, name: &[u8]) -> Result<u
     unsafe {
         b::dynprobe_call_module_kallsyms_on_each_symbol(module.as_char_ptr(), Some(find_name), data)
     };
+    if let Some(e) = w.error {
+        return Err(e);
+    }
     match (w.found, w.several) {
         (None, _) => Err(ENOENT),
         (Some(_), true) => Err(EINVAL),

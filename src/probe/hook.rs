@@ -73,7 +73,7 @@ pub(crate) unsafe fn new_hook(place: &mut Place<'_>, feed: Feed) -> Result<KBox<
         | ProbeKind::FunctionEntry
         | ProbeKind::FunctionExit => {
             let symbol = place.symbol.ok_or(EINVAL)?;
-            match super::fentry::shared_hook_address(place.kind, symbol.to_bytes()) {
+            match super::fentry::shared_hook_address(place.kind, symbol.to_bytes(), None) {
                 // SAFETY: per the function's contract.
                 Some(addr) => unsafe { super::fentry::FentryHook::boxed(place, feed, addr) }?,
                 // SAFETY: per the function's contract.
