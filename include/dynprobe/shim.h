@@ -332,6 +332,13 @@ bool dynprobe_within_module(unsigned long addr, struct module *mod);
  * init included): no place for a probe of any kind.
  */
 bool dynprobe_own_address(unsigned long addr);
+/*
+ * The live module whose text holds @addr, with a reference; NULL for an
+ * address outside the modules' area; ERR_PTR(-ENOENT) when no live module
+ * has text there (module data, a module loading or going), -EOPNOTSUPP
+ * without __module_text_address().
+ */
+struct module *dynprobe_hold_live_module(unsigned long addr);
 
 /* Per-CPU scratch records of the hit path. */
 int dynprobe_events_init(void);

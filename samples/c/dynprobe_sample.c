@@ -19,6 +19,11 @@
  * to /sys/module/dynprobe_sample/parameters/init_go, so that tests can
  * probe the module while it is coming; the extra line runs after that,
  * in sample_extra(), a function of the init text.
+ *
+ * Parameter tick_only: only the timer runs, counting in sample_tick(),
+ * and nothing of the API is used, at load or unload: a module with a
+ * function that runs all the time whose unloading waits for nothing of
+ * dynprobe's (selftests/function/list_module_going.tc).
  */
 
 #include <linux/delay.h>
@@ -43,6 +48,9 @@ MODULE_PARM_DESC(init_wait, "wait for init_go before the extra line");
 static bool init_go;
 module_param(init_go, bool, 0200);
 MODULE_PARM_DESC(init_go, "ends init_wait's wait");
+static bool tick_only;
+module_param(tick_only, bool, 0);
+MODULE_PARM_DESC(tick_only, "only tick: use nothing of dynprobe's API");
 
 /* Traces one record, in the way the count picks. */
 static void sample_trace(u64 count)
@@ -75,7 +83,10 @@ static void sample_trace(u64 count)
 
 static void sample_tick(struct timer_list *t)
 {
-	sample_trace(sample_count++);
+	u64 count = sample_count++;
+
+	if (!tick_only)
+		sample_trace(count);
 	mod_timer(&sample_timer, jiffies + msecs_to_jiffies(10));
 }
 
@@ -177,6 +188,12 @@ static const struct dynprobe_field read_args[] = {
 	{ .type = "u64", .name = "count" },
 };
 
+static void sample_start_timer(void)
+{
+	timer_setup(&sample_timer, sample_tick, 0);
+	mod_timer(&sample_timer, jiffies + msecs_to_jiffies(10));
+}
+
 static int __init sample_init(void)
 {
 	int ret;
@@ -184,6 +201,10 @@ static int __init sample_init(void)
 	ret = sample_wait();
 	if (ret)
 		return ret;
+	if (tick_only) {
+		sample_start_timer();
+		return 0;
+	}
 	ret = sample_refusals();
 	if (ret) {
 		pr_err("the command builder accepted what it must refuse\n");
@@ -214,8 +235,7 @@ static int __init sample_init(void)
 	ret = dynprobe_event_enable(sample_event, true);
 	if (ret)
 		goto out_put;
-	timer_setup(&sample_timer, sample_tick, 0);
-	mod_timer(&sample_timer, jiffies + msecs_to_jiffies(10));
+	sample_start_timer();
 	return 0;
 
 out_put:
@@ -233,6 +253,8 @@ static void __exit sample_exit(void)
 	int ret;
 
 	timer_delete_sync(&sample_timer);
+	if (tick_only)
+		return;
 	dynprobe_event_enable(sample_event, false);
 	dynprobe_event_put(sample_event);
 	ret = dynprobe_delete(DYNPROBE_SYNTHETIC_EVENTS, SAMPLE_EVENT);

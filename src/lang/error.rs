@@ -186,6 +186,11 @@ error_codes! {
             "The function list only excludes: name a function to probe"
         ),
         FlistNeedsEvent = C(FLIST_NEEDS_EVENT, "A function list needs an event name"),
+        /// Past [`crate::lang::funclist::MAX_LIST_COST`] (`E2BIG`).
+        FlistTooCostly = C(
+            FLIST_TOO_COSTLY,
+            "The function list is too costly to match against every symbol: fewer globs with '*' inside"
+        ),
         SeveralCopies = C(
             SEVERAL_COPIES,
             "Only compiler copies (.isra/.constprop) of this function exist, several (the kernel log names them): name one"

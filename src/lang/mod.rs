@@ -86,7 +86,10 @@ pub use btf::{Btf, BtfBlobError};
 pub use compiled::{Compiled, FrozenSizes, Storage};
 pub use def::{Command, Definition};
 pub use error::{errno, ErrorCode, ParseError, Subsystem};
-pub use funclist::{glob_match, is_function_list, sort_dedup, FunctionList};
+pub use funclist::{
+    glob_match, is_function_list, sort_dedup, CompiledList, FunctionList, ListItem, ListShape,
+    MAX_LIST_COST,
+};
 pub use interp::{Fault, HeaderIps, Memory, Regs};
 pub use kernels::{
     for_version, KernelFacts, LogEntry, Mismatch, LINUX_7_2, LINUX_7_3, MAX_ARGSTR_CAP, SERIES,

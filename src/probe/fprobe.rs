@@ -15,6 +15,9 @@ use kernel::prelude::*;
 use kernel::sync::global_lock;
 use kernel::types::Opaque;
 
+use kernel::alloc::KVVec;
+
+use super::function_list::{ListMatcher, ModuleHolds};
 use super::{Feed, Hook, Place};
 use crate::lang::{is_function_list, DefView, FunctionList, ProbeKind};
 use crate::sys::bindings as b;
@@ -34,11 +37,32 @@ pub(crate) struct FprobeHook {
     probe: Opaque<b::dynprobe_fprobe>,
     /// What `probe` points its hits to.
     feed: Feed,
+    /// A function list's compiled items and the kernel image's functions
+    /// it takes, made with the hook; `None` for one place.
+    list: Option<KBox<ListFunctions>>,
     registered: Cell<bool>,
     /// Was registered at some time: its handlers may have run.
     hooked: Cell<bool>,
     #[pin]
     _pin: PhantomPinned,
+}
+
+/// What an fprobe on a function list keeps from its definition: the list
+/// compiled, and the kernel image's functions it takes (which do not
+/// change, unlike the modules'), so that an enable walks only the
+/// modules' symbols.
+struct ListFunctions {
+    matcher: ListMatcher,
+    kernel: KVVec<usize>,
+}
+
+impl ListFunctions {
+    fn new(text: &[u8]) -> Result<Self> {
+        let list = FunctionList::parse(text).map_err(|_| EINVAL)?;
+        let matcher = ListMatcher::new(list)?;
+        let kernel = super::function_list::kernel_functions(&matcher.compiled(text))?;
+        Ok(ListFunctions { matcher, kernel })
+    }
 }
 
 // The hook, with its feed, in a 128-byte slab object.
@@ -89,7 +113,14 @@ impl FprobeHook {
     ///
     /// The feed's sink and definition must outlive the hook.
     pub(super) unsafe fn boxed(place: &mut Place<'_>, feed: Feed) -> Result<KBox<dyn Hook>> {
-        // The parser has checked that ftrace can hook the target.
+        // The parser has checked that ftrace can hook the target. A
+        // list's kernel functions are found here, outside event_mutex.
+        let list = match place.symbol.map(|s| s.to_bytes()) {
+            Some(text) if is_function_list(text) => {
+                Some(KBox::new(ListFunctions::new(text)?, GFP_KERNEL)?)
+            }
+            _ => None,
+        };
         let hook = KBox::pin_init(
             try_pin_init!(FprobeHook {
                 probe <- Opaque::ffi_init(|p: *mut b::dynprobe_fprobe| {
@@ -98,6 +129,7 @@ impl FprobeHook {
                     unsafe { Self::setup(p, place) };
                 }),
                 feed,
+                list,
                 registered: Cell::new(false),
                 hooked: Cell::new(false),
                 _pin: PhantomPinned,
@@ -111,34 +143,34 @@ impl FprobeHook {
     }
 
     /// For a function list, the addresses of the functions it takes now
-    /// (modules come and go between enables), and for `MOD:SYM` the
-    /// address of that module's function; `None` for one function of the
-    /// kernel's or glob, which fprobe finds by name. `target` is the
-    /// place as the definition names it.
-    fn addresses(target: &str) -> Result<Option<KVec<usize>>> {
+    /// (its kernel functions, kept, and the modules' now: they come and go
+    /// between enables), and for `MOD:SYM` the address of that module's
+    /// function; `None` for one function of the kernel's or glob, which
+    /// fprobe finds by name. The modules of the addresses are held in
+    /// `holds`. `target` is the place as the definition names it.
+    fn addresses(&self, target: &str, holds: &mut ModuleHolds) -> Result<Option<KVVec<usize>>> {
         let text = target.as_bytes();
-        if let Some(colon) = text.iter().position(|&c| c == b':') {
-            if !is_function_list(text) {
-                let addr =
-                    super::function_list::module_symbol_function(text, colon).inspect_err(|e| {
-                        pr_warn!("cannot find {}: {:?}\n", target, e);
-                    })?;
-                let mut addrs = KVec::new();
-                addrs.push(addr, GFP_KERNEL)?;
-                return Ok(Some(addrs));
+        if let Some(list) = &self.list {
+            let compiled = list.matcher.compiled(text);
+            let addrs = super::function_list::addresses(&list.kernel, &compiled, holds)
+                .inspect_err(|e| {
+                    pr_warn!("cannot list the functions of {}: {:?}\n", target, e);
+                })?;
+            if addrs.is_empty() {
+                pr_warn!("no function to hook in {}\n", target);
+                return Err(ENOENT);
             }
+            return Ok(Some(addrs));
         }
-        if !is_function_list(text) {
+        let Some(colon) = text.iter().position(|&c| c == b':') else {
             return Ok(None);
-        }
-        let list = FunctionList::parse(text).map_err(|_| EINVAL)?;
-        let addrs = super::function_list::addresses(list).inspect_err(|e| {
-            pr_warn!("cannot list the functions of {}: {:?}\n", target, e);
-        })?;
-        if addrs.is_empty() {
-            pr_warn!("no function to hook in {}\n", target);
-            return Err(ENOENT);
-        }
+        };
+        let addr = super::function_list::module_symbol_function(text, colon, Some(holds))
+            .inspect_err(|e| {
+                pr_warn!("cannot find {}: {:?}\n", target, e);
+            })?;
+        let mut addrs = KVVec::new();
+        addrs.push(addr, GFP_KERNEL)?;
         Ok(Some(addrs))
     }
 }
@@ -148,7 +180,11 @@ impl Hook for FprobeHook {
         super::hook::fprobe_lockdown()?;
         let probe = self.probe.get();
         let target = def.full_symbol().ok_or(EINVAL)?;
-        let list = Self::addresses(target)?;
+        // Held until the fprobe is registered: a module that goes after
+        // that finds it registered, and fprobe's module notifier unhooks
+        // its functions (kernel/trace/fprobe.c, fprobe_module_callback()).
+        let mut holds = ModuleHolds::new();
+        let list = self.addresses(target, &mut holds)?;
         let func = super::hook::nul_terminated(target.as_bytes())?;
         let func_ptr = func.as_ptr().cast::<c_char>();
         // SAFETY: the fprobe is set up and not registered (event_mutex
@@ -170,6 +206,7 @@ impl Hook for FprobeHook {
                 b::register_fprobe_syms(fp, syms.as_mut_ptr(), 1)
             }
         };
+        drop(holds);
         if ret != 0 {
             pr_warn!("cannot register fprobe on {}: {}\n", target, ret);
         } else {
@@ -257,8 +294,8 @@ pub(crate) fn function_traceable(func: &CStr) -> bool {
         // A list is traceable when it takes a function ftrace can hook.
         return FunctionList::parse(bytes)
             .ok()
-            .and_then(|list| super::function_list::addresses(list).ok())
-            .is_some_and(|addrs| !addrs.is_empty());
+            .and_then(|list| ListMatcher::new(list).ok())
+            .is_some_and(|m| super::function_list::takes_a_function(&m.compiled(bytes)));
     }
     let mut glob = KVec::new();
     let mut addr = 0;

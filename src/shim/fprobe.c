@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The handlers of fprobe probes (f events, function events, and t events,
- * which are fprobes on a tracepoint's probestub), and the few static
- * inline functions their Rust owners need (src/probe/fprobe.rs,
- * tracepoint.rs). The handlers are C because they are made of ftrace's
- * static inline functions; they hand each hit to the hit path (hit.c).
+ * which are fprobes on a tracepoint's probestub), the few static inline
+ * functions their Rust owners need (src/probe/fprobe.rs, tracepoint.rs),
+ * and the module references an fprobe registered by address takes
+ * (src/probe/function_list.rs). The handlers are C because they are made
+ * of ftrace's static inline functions; they hand each hit to the hit path
+ * (hit.c).
  */
 #include <linux/fprobe.h>
 #include <linux/ftrace.h>
@@ -109,4 +111,32 @@ bool dynprobe_within_module(unsigned long addr, struct module *mod)
 bool dynprobe_own_address(unsigned long addr)
 {
 	return within_module(addr, THIS_MODULE);
+}
+
+/*
+ * An fprobe registered by address (function lists, MOD:SYM exits) holds
+ * the module of each address, from the kallsyms walk that found it until
+ * register_fprobe_ips() returns, as register_fprobe() does for its
+ * pattern: the module cannot start going in between (rmmod fails while
+ * it is held), so its going comes after the registration and fprobe's
+ * module notifier unhooks it. Only a live module is held: one still in
+ * its init is freed whatever its references if the init fails
+ * (do_init_module()), and one going may be past fprobe's notifier; their
+ * functions are not taken. It does not sleep: the walks call it from
+ * their callback.
+ */
+struct module *dynprobe_hold_live_module(unsigned long addr)
+{
+	struct module *mod;
+
+	if (!dynprobe_in_module_area(addr))
+		return NULL;
+	if (!dynprobe_ksyms.have.__module_text_address)
+		return ERR_PTR(-EOPNOTSUPP);
+	guard(rcu)();
+	mod = dynprobe_call___module_text_address(addr);
+	if (!mod || READ_ONCE(mod->state) != MODULE_STATE_LIVE ||
+	    !try_module_get(mod))
+		return ERR_PTR(-ENOENT);
+	return mod;
 }

@@ -88,6 +88,11 @@ pub(super) fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
     let list = if !is_tp && is_function_list(sym) {
         match FunctionList::parse(sym) {
             Ok(l) => Some(l),
+            // What matching it would cost: past the bound, as a list of
+            // functions past its bound is (E2BIG).
+            Err((offset, ErrorCode::FlistTooCostly)) => {
+                return Err(lerr_no(1, ErrorCode::FlistTooCostly, offset, errno::E2BIG))
+            }
             Err((offset, code)) => return Err(lerr(1, code, offset)),
         }
     } else {

@@ -236,3 +236,154 @@ fn module_functions_by_mod_sym() {
         ErrorCode::BadProbeAddr
     );
 }
+
+/// A list compiled as the kernel layer compiles it: room for each item.
+fn compiled_matches(list: &FunctionList<'_>, names: &[&[u8]]) -> Vec<bool> {
+    let mut items = vec![ListItem::default(); list.item_count()];
+    let compiled = list.compile(&mut items).expect("room for every item");
+    names.iter().map(|n| compiled.matches(n)).collect()
+}
+
+#[test]
+fn compiled_lists_take_what_lists_take() {
+    let names: &[&[u8]] = &[
+        b"vfs_read",
+        b"vfs_write",
+        b"vfs_fsync_range",
+        b"kfree",
+        b"dput",
+        b"proc_show",
+        b"do_show_all",
+        b"security_file_open",
+        b"x",
+        b"",
+        b"__x64_sys_read",
+    ];
+    for text in [
+        "vfs_*,!vfs_fsync*,kfree",
+        "!vfs_fsync,vfs_*",
+        "kfree,dput,vfs_read,!dput",
+        "*_show,security_*,!*_store",
+        "*show*,!do_*",
+        "x,*,!vfs_[rw]*",
+        "__x64_sys_read,!__x64_sys_*",
+        "v?s_read,[dk]*",
+        "vfs_read,vfs_read,!kfree,!kfree",
+        "*",
+    ] {
+        let l = FunctionList::parse(text.as_bytes()).unwrap();
+        let want: Vec<bool> = names.iter().map(|n| l.matches(n)).collect();
+        assert_eq!(compiled_matches(&l, names), want, "{text}");
+    }
+}
+
+#[test]
+fn compiled_lists_match_as_lists_at_random() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+    // Items and names from a small alphabet, so that they meet.
+    let item = "!?[ab_]{0,3}(\\*|\\?|\\[[ab]\\])?[ab_]{0,3}\\*?";
+    let lists = proptest::collection::vec(item, 1..8).prop_map(|items| items.join(","));
+    let names = proptest::collection::vec("[ab_]{0,6}", 1..16);
+    let mut runner = TestRunner::new(Config {
+        failure_persistence: Some(Box::new(FileFailurePersistence::Off)),
+        ..Config::default()
+    });
+    runner
+        .run(&(lists, names), |(text, names)| {
+            let Ok(l) = FunctionList::parse(text.as_bytes()) else {
+                return Ok(());
+            };
+            let names: Vec<&[u8]> = names.iter().map(|n| n.as_bytes()).collect();
+            let want: Vec<bool> = names.iter().map(|n| l.matches(n)).collect();
+            prop_assert_eq!(compiled_matches(&l, &names), want, "{}", text);
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn compiling_needs_room_for_each_item() {
+    let l = FunctionList::parse(b"vfs_read,kfree,!dput").unwrap();
+    assert_eq!(l.item_count(), 3);
+    let mut items = vec![ListItem::default(); 2];
+    assert!(l.compile(&mut items).is_none());
+    let mut items = vec![ListItem::default(); 3];
+    let shape = l.compile_into(&mut items).unwrap();
+    // Kept and made again, as the kernel layer keeps a list.
+    let again = CompiledList::new(l.text(), &items, shape);
+    assert!(again.matches(b"kfree"));
+    assert!(!again.matches(b"dput"));
+    // Items of another, shorter text match nothing out of its reach.
+    let other = CompiledList::new(b"vfs", &items, shape);
+    assert!(!other.matches(b"kfree"));
+}
+
+#[test]
+fn what_lists_cost() {
+    // Names cost a binary search; NAME* and *NAME a compare; a glob with
+    // a `*` inside a try of its rest at each byte of a name.
+    for (text, cost) in [
+        ("vfs_read,vfs_write", 2 * 8),
+        ("vfs_*,!vfs_fsync*,kfree", 4 + 9 + 8),
+        ("*_show,security_*,!*_store", 5 + 9 + 6),
+        ("*read*,kfree", 4 * 32 + 8),
+        ("a*b,x", 1 + 32 + 8),
+        ("v?s_*,x", 4 + 32 + 8),
+        // A class costs more a byte: it is read member by member.
+        ("a[bc]*x,x", 1 + 4 * 4 + 32 + 8),
+        ("*[ab]x,x", 0),
+        ("x,*", 8),
+    ] {
+        match FunctionList::parse(text.as_bytes()) {
+            Ok(l) => assert_eq!(l.cost(), cost, "{text}"),
+            // (4 * 4 + 1) * 32 + 8: past the bound.
+            Err(e) => assert_eq!((e, cost), ((0, ErrorCode::FlistTooCostly), 0), "{text}"),
+        }
+    }
+    // Hundreds of names cost little.
+    let names: Vec<String> = (0..500).map(|i| format!("fn_{i}")).collect();
+    let names = names.join(",");
+    let l = FunctionList::parse(names.as_bytes()).unwrap();
+    assert!(l.cost() <= 9 * 8, "{}", l.cost());
+    // The ordinary lists of the tests and the documentation pass.
+    for text in [
+        "vfs_read,vfs_write,!vfs_open",
+        "vfs_*,!vfs_fsync*,!vfs_write*",
+        "*_show,security_*,!*_store",
+        "*read*,*write*,!*_iter",
+        "sample_tick,vfs_read",
+    ] {
+        FunctionList::parse(text.as_bytes()).unwrap();
+    }
+}
+
+#[test]
+fn costly_lists_are_refused() {
+    // Many globs with `*`s inside: each tries its rest at every byte of
+    // every symbol (seconds for each walk of the kernel's symbols).
+    let crafted = ["*a*b*c*d*e*f*g*h*i*j*k*l*m*n*o*p*q*r*s*t*u*v*w*x*y*z"; 9].join(",");
+    assert!(crafted.len() < 512);
+    for text in [
+        crafted.as_str(),
+        "*[abcdefghijklmnopqrstuvwxyz]x,y",
+        "*a*,*b*,*c*,*d*,*e*,*f*,*g*,*h*,*i*,*j*,*k*,*l*,*m*,*n*,*o*,*p*,*q*",
+    ] {
+        assert_eq!(
+            FunctionList::parse(text.as_bytes()).unwrap_err(),
+            (0, ErrorCode::FlistTooCostly),
+            "{text}"
+        );
+    }
+    // In an f line: E2BIG, the caret at the list.
+    let line = format!("f:g/e {crafted} a=$arg1");
+    let e = err_of(Control::DynamicEvents, &line);
+    assert_eq!(
+        (e.code, e.column, e.errno),
+        (
+            ErrorCode::FlistTooCostly,
+            line.find('*').unwrap(),
+            errno::E2BIG
+        )
+    );
+}
