@@ -11,7 +11,6 @@ use core::pin::Pin;
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
-use super::function_list::ModuleHolds;
 use super::{Feed, Hook, Place};
 use crate::lang::{is_function_list, DefView, ProbeKind};
 use crate::sys::bindings as b;
@@ -47,14 +46,18 @@ unsafe impl Sync for FentryHook {}
 /// (`MOD:SYM`, or a name kallsyms finds in one), when fentry.c can hold
 /// that module while it hooks it. Asked when the hook is made and, for a
 /// module's function, again at each arm: the module may have been
-/// loaded again elsewhere since; then the module of a `MOD:SYM` is held
-/// in `holds` from the walk that finds its function, so that the address
-/// is still that function's when fentry.c hooks it.
-pub(super) fn shared_hook_address(
-    kind: ProbeKind,
-    target: &[u8],
-    holds: Option<&mut ModuleHolds>,
-) -> Option<usize> {
+/// loaded again elsewhere since.
+///
+/// No module is held between the walk that finds a module's function
+/// and fentry.c hooking it (function lists hold theirs: function_list.rs,
+/// `ModuleHolds`): arming runs under event_mutex, which the tracing
+/// core's module notifier takes before the module can be freed, so the
+/// address cannot be another module's yet; a module going meanwhile is
+/// not hooked (fentry.c takes a reference only on a live or coming
+/// module) and fentry.c's notifier, first in the chain, unhooks it. A
+/// module still coming is hooked too: a probe on its init text fires
+/// while it initialises.
+pub(super) fn shared_hook_address(kind: ProbeKind, target: &[u8]) -> Option<usize> {
     if !matches!(kind, ProbeKind::FprobeEntry | ProbeKind::FunctionEntry) {
         return None;
     }
@@ -62,7 +65,7 @@ pub(super) fn shared_hook_address(
         return None;
     }
     let addr = match target.iter().position(|&c| c == b':') {
-        Some(colon) => super::function_list::module_symbol_function(target, colon, holds).ok()?,
+        Some(colon) => super::function_list::module_symbol_function(target, colon, None).ok()?,
         None => {
             let name = super::hook::nul_terminated(target).ok()?;
             // SAFETY: `name` is NUL-terminated; the stub checks the symbol.
@@ -131,14 +134,12 @@ impl Hook for FentryHook {
         super::hook::fprobe_lockdown()?;
         let probe = self.probe.get();
         let target = def.full_symbol().ok_or(EINVAL)?;
-        let mut holds = ModuleHolds::new();
         // SAFETY: the probe is set up and not armed (event_mutex orders
         // arm and disarm; fentry.c's notifier only disarms), so nothing
         // reads its address meanwhile.
         unsafe {
             if b::dynprobe_in_module_area((*probe).addr) {
-                let found = shared_hook_address(def.kind(), target.as_bytes(), Some(&mut holds));
-                let Some(addr) = found else {
+                let Some(addr) = shared_hook_address(def.kind(), target.as_bytes()) else {
                     pr_warn!("cannot find {}\n", target);
                     return Err(ENOENT);
                 };
@@ -147,7 +148,6 @@ impl Hook for FentryHook {
         }
         // SAFETY: the probe is set up; fentry.c takes its own lock.
         let ret = unsafe { b::dynprobe_fentry_arm(probe) };
-        drop(holds);
         if ret != 0 {
             pr_warn!("cannot hook {}: {}\n", target, ret);
         }

@@ -78,7 +78,7 @@ pub(crate) unsafe fn new_hook(place: &mut Place<'_>, feed: Feed) -> Result<KBox<
         | ProbeKind::FunctionEntry
         | ProbeKind::FunctionExit => {
             let symbol = place.symbol.ok_or(EINVAL)?;
-            match super::fentry::shared_hook_address(place.kind, symbol.to_bytes(), None) {
+            match super::fentry::shared_hook_address(place.kind, symbol.to_bytes()) {
                 // The parser refused dynprobe's own functions; one loaded
                 // since under the name is refused here.
                 Some(addr) if super::own_text::contains(addr) => return Err(EINVAL),
