@@ -19,7 +19,7 @@ use kernel::sync::{global_lock, Arc};
 use crate::control::owners::{Existing, Owners};
 use crate::control::readme::{README, README_EPROBE, README_EPROBE_FILTER};
 use crate::event::synth::{SynthEvents, SynthRefusal};
-use crate::event::{compile, new_definition, CompiledDef, Event, EventsLock};
+use crate::event::{self, compile, new_definition, CompiledDef, Event, EventsLock};
 use crate::lang::{
     self, Command, Control, Cut, Definition, JoinRefusal, ParseError, ProbeKind, SynthCommand,
     SynthSource,
@@ -97,6 +97,10 @@ pub(crate) fn exit() {
     let mut registry = REGISTRY.lock();
     registry.owners.clear();
     registry.synth.exit();
+    // One wait for the hits of every event enabled since the last one,
+    // rather than one per event as each goes. None is enabled now (each
+    // enable holds the module) or can be (the module is going).
+    event::wait_for_hits(registry.events.iter(), &EventsLock::lock_probes());
     while registry.events.pop().is_some() {}
     // A static is never dropped: its buffers are freed here or never.
     registry.events = KVec::new();
@@ -284,6 +288,9 @@ fn remove_set(
         return Err(EBUSY);
     }
     set_closing(&registry.events, in_set, true, &lock);
+    // Disabled, and none can be enabled again: one grace period covers
+    // the hits of every round.
+    event::wait_for_hits(registry.events.iter().filter(|e| in_set(e)), &lock);
     loop {
         // Each round removes what nothing holds any more: the event
         // probes first, then (once their probes are torn down, after

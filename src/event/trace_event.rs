@@ -280,6 +280,10 @@ struct EventParts {
     /// Being removed by a clear: no new enable or reference is taken, so
     /// that what the clear checked stays true until the event is gone.
     closing: AtomicBool,
+    /// Enabled in a trace instance since a removal last waited for
+    /// running hits: a hit may still be writing through an instance's
+    /// file, which removing the event frees ([`TraceEvent::wait_for_hits`]).
+    traced: AtomicBool,
 }
 const _: () = assert!(core::mem::size_of::<EventParts>() <= 64);
 
@@ -368,6 +372,7 @@ impl TraceEvent {
                 shape,
                 internal_refs: AtomicI32::new(0),
                 closing: AtomicBool::new(false),
+                traced: AtomicBool::new(false),
             },
             GFP_KERNEL,
         )?;
@@ -618,6 +623,9 @@ impl TraceEvent {
                     self.unpin(Some(file));
                     return Err(e);
                 }
+                // From here until a removal has waited, a hit may hold
+                // this instance's file ([`TraceEvent::wait_for_hits`]).
+                self.parts.traced.store(true, Ordering::Relaxed);
                 b::DYNPROBE_SINK_TRACE
             }
             None => b::DYNPROBE_SINK_PERF,
@@ -794,17 +802,47 @@ impl TraceEvent {
         self.parts.closing.store(closing, Ordering::Relaxed);
     }
 
+    /// Whether a hit may still be writing through the file of a trace
+    /// instance the event was enabled in: enabled in one since a removal
+    /// last waited ([`TraceEvent::hits_waited`]).
+    pub(crate) fn hits_may_run(&self, _lock: &EventsLock) -> bool {
+        self.parts.traced.load(Ordering::Relaxed)
+    }
+
+    /// Records that a grace period passed since the event was last
+    /// disabled (it is not enabled: the caller checked, under the same
+    /// hold of event_mutex).
+    pub(crate) fn hits_waited(&self, _lock: &EventsLock) {
+        self.parts.traced.store(false, Ordering::Relaxed);
+    }
+
+    /// Waits until no hit that read the file of a trace instance before
+    /// the event was disabled runs. Removing the event frees its files
+    /// (trace_remove_event_call()), and a disable only stops new hits
+    /// from finding them: the hit path runs with preemption disabled (a
+    /// kprobe's handler, an ftrace or fprobe callback, which take
+    /// ftrace's recursion lock, a perf overflow handler), so one grace
+    /// period after the disable none does. Only events that were enabled
+    /// in an instance since the last wait pay for it.
+    pub(crate) fn wait_for_hits(&self, lock: &EventsLock) {
+        if self.hits_may_run(lock) {
+            grace_period();
+            self.hits_waited(lock);
+        }
+    }
+
     /// Takes the event out of tracefs, or answers `EBUSY` (nothing
     /// changed) while it is enabled or referenced. Its probes go when it
     /// is dropped.
-    pub(crate) fn unlink(&self, _lock: &EventsLock) -> Result {
+    pub(crate) fn unlink(&self, lock: &EventsLock) -> Result {
         // trace_remove_event_call() only refuses enabled events; hist
         // triggers and perf hold the dynamic reference count instead.
         if self.busy() {
             return Err(EBUSY);
         }
+        self.wait_for_hits(lock);
         // SAFETY: the call is registered (type invariant) and event_mutex
-        // is held (`_lock`).
+        // is held (`lock`).
         kernel::error::to_result(unsafe { b::trace_remove_event_call(self.call()) })
     }
 }
@@ -819,6 +857,14 @@ impl Drop for TraceEvent {
             unsafe { b::dynprobe_kvfree_rcu(set.cast()) };
         }
     }
+}
+
+/// Waits for an RCU grace period: every hit running now has returned
+/// after it (see [`TraceEvent::wait_for_hits`]).
+pub(crate) fn grace_period() {
+    // SAFETY: may sleep; callers run in process context (the control
+    // path), where waiting with event_mutex held is allowed.
+    unsafe { b::synchronize_rcu() };
 }
 
 /// `reg` of the event's class: enabling and disabling.
