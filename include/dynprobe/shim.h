@@ -105,9 +105,10 @@ enum dynprobe_fprobe_kind {
 #define DYNPROBE_SINK_PERF	2	/* enabled for perf */
 
 /*
- * The trace instances an event is enabled in, when they are two or more,
- * replaced as a whole: @nr + 1 words (Rust builds it as a vector of
- * words).
+ * The trace instances an event is enabled in, when they are two or more:
+ * @nr + 1 words (Rust builds it as a vector of words). Replaced as a
+ * whole when an instance is added; an instance that goes leaves a NULL
+ * slot (disabling needs no memory) until one instance is left.
  */
 struct dynprobe_files {
 	unsigned long nr;
@@ -121,7 +122,8 @@ struct dynprobe_files {
  * held. Enabled in one trace instance (the common case), the event has
  * it in @file and no set; in several, @file is NULL and @files the set.
  * A hit that sees @file takes it alone: the writer publishes a new set
- * before clearing @file, and sets @file before dropping the set.
+ * before clearing @file, and sets @file before dropping the set (a hit
+ * that sees neither reads @file again: hit.c's trace_record()).
  */
 struct dynprobe_sink {
 	struct trace_event_file *file;

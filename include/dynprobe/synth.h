@@ -36,5 +36,11 @@ int dynprobe_synth_busy(const char *name);
  * there is no such event.
  */
 int dynprobe_synth_print_fmt(const char *name, char *buf, size_t len);
+/*
+ * Whether the print fmt of the event @name of the synthetic system is the
+ * @len bytes at @fmt: 1 or 0, without allocating; -ENOENT when there is
+ * no such event.
+ */
+int dynprobe_synth_print_fmt_is(const char *name, const char *fmt, size_t len);
 
 #endif /* DYNPROBE_SYNTH_H */

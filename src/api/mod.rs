@@ -37,15 +37,15 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_api_owner_gone(
 ) {
     // SAFETY: the caller's promise.
     let name = kernel::str::BStr::from_bytes(unsafe { word(name) }.unwrap_or(&[]));
-    for (line, file, e) in control::owner_gone(owner as usize) {
+    control::owner_gone(owner as usize, |line, file, e| {
         pr_warn!(
             "{} unloads: '{}' in {} failed ({:?}): the event stays, for that file to remove\n",
             name,
-            kernel::str::BStr::from_bytes(&line),
+            kernel::str::BStr::from_bytes(line),
             control::file_name(file),
             e
         );
-    }
+    });
 }
 
 /// Gets the file of dynprobe's event `system/event`, held.

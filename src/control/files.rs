@@ -28,6 +28,9 @@ const FILES: [(FileId, &CStr, u16); FileId::ALL.len()] = [
 /// holds no end of line tells a line too long.
 const MAX_LINE: usize = b::DYNPROBE_MAX_LINE as usize;
 
+/// The longest write read into a buffer on the stack.
+const SHORT_WRITE: usize = 256;
+
 /// A control file; its file number is its `FileId`.
 struct ControlFile;
 
@@ -65,7 +68,16 @@ impl TracefsFile for ControlFile {
     /// error while the lines before it stay applied.
     fn write(id: usize, input: &UserInput) -> Result<usize> {
         let count = input.len();
-        let mut buf = KVec::from_elem(0u8, MAX_LINE + 1, GFP_KERNEL)?;
+        // A short write (a removal line) is read on the stack: removing
+        // an event needs no memory.
+        let mut short = [0u8; SHORT_WRITE];
+        let mut long;
+        let buf: &mut [u8] = if count <= SHORT_WRITE {
+            &mut short
+        } else {
+            long = KVec::from_elem(0u8, MAX_LINE + 1, GFP_KERNEL)?;
+            &mut long
+        };
         let mut done = 0;
         while done < count {
             let chunk = (count - done).min(MAX_LINE + 1);

@@ -19,7 +19,7 @@ use kernel::sync::{global_lock, Arc};
 use crate::control::owners::{Existing, Owners};
 use crate::control::readme::{README, README_EPROBE, README_EPROBE_FILTER};
 use crate::event::synth::{SynthEvents, SynthRefusal};
-use crate::event::{compile, new_definition, CompiledDef, Event, EventsLock};
+use crate::event::{self, compile, new_definition, CompiledDef, Event, EventsLock};
 use crate::lang::{
     self, Command, Control, Cut, Definition, JoinRefusal, ParseError, ProbeKind, SynthCommand,
     SynthSource,
@@ -97,6 +97,10 @@ pub(crate) fn exit() {
     let mut registry = REGISTRY.lock();
     registry.owners.clear();
     registry.synth.exit();
+    // One wait for the hits of every event enabled since the last one,
+    // rather than one per event as each goes. None is enabled now (each
+    // enable holds the module) or can be (the module is going).
+    event::wait_for_hits(registry.events.iter(), &EventsLock::lock_probes());
     while registry.events.pop().is_some() {}
     // A static is never dropped: its buffers are freed here or never.
     registry.events = KVec::new();
@@ -265,15 +269,13 @@ fn clear(file: FileId, registry: &mut Registry) -> Result {
 /// picks is busy (under the same hold of event_mutex). Event probes among
 /// them go before the events they probe, which they hold until their
 /// probes are torn down. `in_set` must pick by what an event is, not by
-/// where it is in the list.
+/// where it is in the list. Needs no memory: what a round unlinks moves
+/// to the end of the list, and is dropped from there.
 fn remove_set(
     registry: &mut Registry,
     in_set: &impl Fn(&Event) -> bool,
     busy_check: &impl Fn(&Event) -> bool,
 ) -> Result {
-    let owned = registry.events.iter().filter(|e| in_set(e)).count();
-    // Reserved up front, so nothing fails once removals start.
-    let mut unlinked = KVec::with_capacity(owned, GFP_KERNEL)?;
     let mut lock = EventsLock::lock();
     // The check and the first removals under one hold of event_mutex, so
     // an event enabled meanwhile cannot make the removal a partial one;
@@ -284,13 +286,20 @@ fn remove_set(
         return Err(EBUSY);
     }
     set_closing(&registry.events, in_set, true, &lock);
+    // Disabled, and none can be enabled again: one grace period covers
+    // the hits of every round.
+    event::wait_for_hits(registry.events.iter().filter(|e| in_set(e)), &lock);
     loop {
         // Each round removes what nothing holds any more: the event
         // probes first, then (once their probes are torn down, after
-        // event_mutex is released) the events they held.
+        // event_mutex is released) the events they held. Unlinked
+        // events gather at the end of the list, from `end` on, in the
+        // order the others keep.
+        let mut end = registry.events.len();
         let mut i = 0;
         let mut left = 0;
-        while i < registry.events.len() {
+        let mut failed = None;
+        while i < end {
             let ev = &mut registry.events[i];
             if !in_set(ev) {
                 i += 1;
@@ -299,17 +308,20 @@ fn remove_set(
                 i += 1;
             } else if let Err(e) = ev.unlink(&lock) {
                 set_closing(&registry.events, in_set, false, &lock);
-                return Err(e);
+                failed = Some(e);
+                break;
             } else {
-                // Within the capacity reserved above: cannot fail.
-                let ev = registry.events.remove(i)?;
-                unlinked.push(ev, GFP_KERNEL)?;
+                registry.events[i..end].rotate_left(1);
+                end -= 1;
             }
         }
-        let removed = !unlinked.is_empty();
+        let removed = end < registry.events.len();
         drop(lock);
         // The probes are torn down with event_mutex released.
-        while unlinked.pop().is_some() {}
+        registry.events.truncate(end);
+        if let Some(e) = failed {
+            return Err(e);
+        }
         if left == 0 {
             return Ok(());
         }
@@ -329,7 +341,8 @@ fn remove_set(
 pub(crate) fn open(file: FileId, truncate: bool, read: bool) -> Result<Option<KBox<Snapshot>>> {
     let mut registry = REGISTRY.lock();
     if truncate && file == FileId::SyntheticEvents {
-        registry.synth.clear()?;
+        let cleared = registry.synth.clear()?;
+        registry.synth.finish(cleared);
     } else if truncate && file == FileId::DynamicEvents {
         // All or nothing across both kinds. The probe events are checked
         // first and, from then on, take no new enable or reference: a
@@ -359,6 +372,7 @@ pub(crate) fn open(file: FileId, truncate: bool, read: bool) -> Result<Option<KB
             registry.synth.restore(cleared);
             return Err(e);
         }
+        registry.synth.finish(cleared);
     } else if truncate && control_of(file).is_some() {
         clear(file, &mut registry)?;
     }
@@ -571,6 +585,16 @@ fn run_line(registry: &mut Registry, file: FileId, line: &[u8]) -> Result {
     if control == Control::DynamicEvents && lang::is_synth_line(line) {
         return synth_command(registry, SynthSource::DynamicEvents, line);
     }
+    // A removal needs no workspace: it goes before one is allocated (the
+    // first line a file is written may be one).
+    match lang::parse_removal(control, line) {
+        Some(Ok(Command::Remove {
+            group, event, args, ..
+        })) => return remove(file, registry, group, event, args),
+        Some(Ok(_)) => return Ok(()),
+        Some(Err(ref e)) => return Err(reject(e, line)),
+        None => {}
+    }
     resolver::btf_init();
     let mut def = match registry.workspace.take() {
         Some(d) => d,
@@ -698,22 +722,17 @@ pub(crate) fn api_command(file: FileId, line: &[u8], owner: usize) -> Result {
     Ok(())
 }
 
-/// A removal an unloading owner's event refused: the line, the file and
-/// the error.
-pub(crate) type Refused = (KVec<u8>, FileId, Error);
-
-/// Removes the events `owner` made, as it unloads; returns the removals
-/// that failed (an event in use stays, for its control file to remove).
-pub(crate) fn owner_gone(owner: usize) -> KVec<Refused> {
+/// Removes the events `owner` made, as it unloads, without allocating;
+/// tells `refused` of each removal that failed, with the line, the file
+/// and the error (an event in use stays, for its control file to remove).
+pub(crate) fn owner_gone(owner: usize, mut refused: impl FnMut(&[u8], FileId, Error)) {
     let mut registry = REGISTRY.lock();
     registry.prune_owners();
-    let mut refused = KVec::new();
-    for (file, line) in registry.owners.take(owner) {
+    while let Some((file, line)) = registry.owners.take(owner) {
         if let Err(e) = run(&mut registry, file, &line) {
-            let _ = refused.push((line, file, e), GFP_KERNEL);
+            refused(&line, file, e);
         }
     }
-    refused
 }
 
 /// Gets the file of dynprobe's event `system/event` with `get` while no

@@ -7,38 +7,35 @@ use kernel::prelude::*;
 
 use crate::control::FileId;
 
-/// What an owner made: removed with `!NAME` in `synthetic_events`, or
-/// `-:GROUP/EVENT` in the file it was made through.
-enum Made {
-    Synthetic {
-        name: KVec<u8>,
-    },
-    Probe {
-        file: FileId,
-        group: KVec<u8>,
-        event: KVec<u8>,
-    },
+/// What an owner made, as the file and the line that remove it: `!NAME`
+/// in `synthetic_events`, or `-:GROUP/EVENT` in the file it was made
+/// through. The line is made with the record, so that the owner's unload
+/// needs no memory to remove its events.
+struct Made {
+    file: FileId,
+    line: KVec<u8>,
 }
 
 impl Made {
-    /// The file and the line that remove the event.
-    fn removal(&self) -> Result<(FileId, KVec<u8>)> {
-        let mut line = KVec::new();
-        let file = match self {
-            Made::Synthetic { name } => {
-                line.push(b'!', GFP_KERNEL)?;
-                line.extend_from_slice(name, GFP_KERNEL)?;
-                FileId::SyntheticEvents
+    fn new(file: FileId, parts: &[&[u8]]) -> Result<Self> {
+        let mut line = KVec::with_capacity(parts.iter().map(|p| p.len()).sum(), GFP_KERNEL)?;
+        for part in parts {
+            line.extend_from_slice(part, GFP_KERNEL)?;
+        }
+        Ok(Made { file, line })
+    }
+
+    /// Whether the event it names is still there.
+    fn exists(&self, now: &mut impl Existing) -> bool {
+        match self.file {
+            FileId::SyntheticEvents => now.synthetic(self.line.get(1..).unwrap_or(&[])),
+            _ => {
+                let name = self.line.get(2..).unwrap_or(&[]);
+                let slash = name.iter().position(|&c| c == b'/').unwrap_or(name.len());
+                let (group, event) = name.split_at(slash);
+                now.probe(group, event.get(1..).unwrap_or(&[]))
             }
-            Made::Probe { file, group, event } => {
-                line.extend_from_slice(b"-:", GFP_KERNEL)?;
-                line.extend_from_slice(group, GFP_KERNEL)?;
-                line.push(b'/', GFP_KERNEL)?;
-                line.extend_from_slice(event, GFP_KERNEL)?;
-                *file
-            }
-        };
-        Ok((file, line))
+        }
     }
 }
 
@@ -65,12 +62,6 @@ pub(crate) trait Existing {
     fn probe(&self, group: &[u8], event: &[u8]) -> bool;
 }
 
-fn copy(s: &[u8]) -> Result<KVec<u8>> {
-    let mut v = KVec::with_capacity(s.len(), GFP_KERNEL)?;
-    v.extend_from_slice(s, GFP_KERNEL)?;
-    Ok(v)
-}
-
 impl Owners {
     pub(crate) const fn new() -> Self {
         Owners { owned: KVec::new() }
@@ -78,7 +69,7 @@ impl Owners {
 
     /// Records `owner` (not null) as the maker of synthetic event `name`.
     pub(crate) fn synthetic(&mut self, owner: usize, name: &[u8]) -> Result {
-        let made = Made::Synthetic { name: copy(name)? };
+        let made = Made::new(FileId::SyntheticEvents, &[b"!", name])?;
         self.owned.push(Owned { owner, made }, GFP_KERNEL)?;
         Ok(())
     }
@@ -86,11 +77,8 @@ impl Owners {
     /// Records `owner` (not null) as the maker of probe event
     /// `group/event`, made through `file`.
     pub(crate) fn probe(&mut self, owner: usize, file: FileId, group: &str, event: &str) -> Result {
-        let made = Made::Probe {
-            file,
-            group: copy(group.as_bytes())?,
-            event: copy(event.as_bytes())?,
-        };
+        let parts: [&[u8]; 4] = [b"-:", group.as_bytes(), b"/", event.as_bytes()];
+        let made = Made::new(file, &parts)?;
         self.owned.push(Owned { owner, made }, GFP_KERNEL)?;
         Ok(())
     }
@@ -101,26 +89,15 @@ impl Owners {
         if self.owned.is_empty() {
             return;
         }
-        self.owned.retain(|o| match &o.made {
-            Made::Synthetic { name } => now.synthetic(name),
-            Made::Probe { group, event, .. } => now.probe(group, event),
-        });
+        self.owned.retain(|o| o.made.exists(now));
     }
 
-    /// Takes out the records of `owner`'s events, each as the file and
-    /// the line that removes it. Every record of `owner` goes, even one
-    /// whose line could not be made (out of memory: that event stays).
-    pub(crate) fn take(&mut self, owner: usize) -> KVec<(FileId, KVec<u8>)> {
-        let mut lines = KVec::new();
-        for o in self.owned.iter().filter(|o| o.owner == owner) {
-            if let Ok(line) = o.made.removal() {
-                if lines.push(line, GFP_KERNEL).is_err() {
-                    pr_warn!("out of memory: an event of an unloading module stays\n");
-                }
-            }
-        }
-        self.owned.retain(|o| o.owner != owner);
-        lines
+    /// Takes out the oldest record of `owner`'s events, as the file and
+    /// the line that removes it. Needs no memory.
+    pub(crate) fn take(&mut self, owner: usize) -> Option<(FileId, KVec<u8>)> {
+        let i = self.owned.iter().position(|o| o.owner == owner)?;
+        let made = self.owned.remove(i).ok()?.made;
+        Some((made.file, made.line))
     }
 
     /// Forgets every record (module exit).

@@ -85,6 +85,12 @@ impl Event {
         self.trace().set_closing(closing, lock);
     }
 
+    /// Whether a hit may still be writing through the file of a trace
+    /// instance it was enabled in (see [`wait_for_hits`]).
+    fn hits_may_run(&self, lock: &EventsLock) -> bool {
+        !self.unlinked && self.trace().hits_may_run(lock)
+    }
+
     /// Whether one of its probes is an event probe on `group`/`event`.
     pub(crate) fn probes_event(&self, group: &str, event: &str) -> bool {
         self.defs().any(|d| {
@@ -132,6 +138,24 @@ impl Event {
         self.trace().unlink(lock)?;
         self.unlinked = true;
         Ok(())
+    }
+}
+
+/// Waits, once for them all, until no hit that read the file of a trace
+/// instance before `events` were disabled runs: removing an event frees
+/// its files. Waits only if one of them was enabled in an instance since
+/// the last wait (a batch of definitions never enabled takes none). The
+/// caller holds event_mutex from before its busy checks until the
+/// removals, so none of them is enabled meanwhile.
+pub(crate) fn wait_for_hits<'a>(
+    events: impl Iterator<Item = &'a Event> + Clone,
+    lock: &EventsLock,
+) {
+    if events.clone().any(|e| e.hits_may_run(lock)) {
+        trace_event::grace_period();
+        for ev in events.filter(|e| !e.unlinked) {
+            ev.trace().hits_waited(lock);
+        }
     }
 }
 

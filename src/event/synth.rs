@@ -111,9 +111,21 @@ impl SynthEvent {
         self.name.split_last().map_or(&[], |(_, name)| name)
     }
 
-    /// Whether the kernel's event of this name is still this one.
+    /// Whether the kernel's event of this name is still this one. Asked
+    /// by every use of the list, removals and the unload's too, so it
+    /// needs no memory: out of it, an event would be forgotten, left to
+    /// the kernel. Only a missing event or another print fmt says no.
     fn alive(&self) -> bool {
-        matches!(kernel_print_fmt(&self.name), Ok(Some(fmt)) if fmt == self.print_fmt)
+        // SAFETY: `name` is NUL-terminated; `print_fmt` is valid for its
+        // length.
+        let ret = unsafe {
+            b::dynprobe_synth_print_fmt_is(
+                self.name.as_ptr().cast(),
+                self.print_fmt.as_ptr().cast(),
+                self.print_fmt.len(),
+            )
+        };
+        ret != 0 && ret != ENOENT.to_errno()
     }
 
     /// Deletes the kernel's event (`EBUSY` while it is in use).
@@ -149,9 +161,12 @@ impl SynthEvent {
     }
 }
 
-/// Events taken out by [`SynthEvents::clear`], to be put back if the
-/// rest of a clear fails.
-pub(crate) struct Cleared(KVec<SynthEvent>);
+/// How many events a clear deleted: the first ones of the list, which
+/// stay listed until the clear is done ([`SynthEvents::finish`]) or undone
+/// ([`SynthEvents::restore`]), so that a clear needs no memory to keep
+/// them. Nothing else uses the list meanwhile (the control files' lock).
+#[must_use]
+pub(crate) struct Cleared(usize);
 
 /// Every synthetic event dynprobe made, in creation order. Used under the
 /// control files' lock.
@@ -232,46 +247,41 @@ impl SynthEvents {
     /// deleted and made again would have lost its filter, triggers and id.
     /// Only an event taken in use after that check (a hist trigger written
     /// meanwhile), or one whose use cannot be told, makes the clear
-    /// delete and make again those it deleted before it.
+    /// delete and make again those it deleted before it. The caller
+    /// finishes the clear ([`SynthEvents::finish`]) or undoes it.
     pub(crate) fn clear(&mut self) -> Result<Cleared> {
         self.prune();
         if self.events.iter().any(|e| e.busy() == Some(true)) {
             return Err(EBUSY);
         }
-        let mut cleared = KVec::with_capacity(self.events.len(), GFP_KERNEL)?;
-        while !self.events.is_empty() {
-            if let Err(e) = self.events[0].delete() {
-                self.restore(Cleared(cleared));
+        for i in 0..self.events.len() {
+            if let Err(e) = self.events[i].delete() {
+                self.restore(Cleared(i));
                 return Err(e);
             }
-            cleared.push(self.events.remove(0)?, GFP_KERNEL)?;
         }
-        Ok(Cleared(cleared))
+        Ok(Cleared(self.events.len()))
     }
 
-    /// Makes the events of a clear again, in their order, before the
-    /// events still listed.
+    /// Forgets the events a clear deleted.
+    pub(crate) fn finish(&mut self, _cleared: Cleared) {
+        // They are no longer there.
+        self.prune();
+    }
+
+    /// Makes the events a clear deleted again, in their places.
     pub(crate) fn restore(&mut self, cleared: Cleared) {
-        let mut restored = KVec::new();
-        for ev in cleared.0.iter() {
+        for ev in self.events.iter_mut().take(cleared.0) {
             match ev.recreate() {
-                Ok(again) => {
-                    if restored.push(again, GFP_KERNEL).is_err() {
-                        break;
-                    }
-                }
+                Ok(again) => *ev = again,
                 Err(_) => pr_warn!(
                     "could not make synthetic event {} again\n",
                     kernel::str::BStr::from_bytes(ev.name())
                 ),
             }
         }
-        for ev in self.events.drain_all() {
-            if restored.push(ev, GFP_KERNEL).is_err() {
-                break;
-            }
-        }
-        self.events = restored;
+        // Those that could not be made again.
+        self.prune();
     }
 
     /// Lists the events: as `synthetic_events` does, or as

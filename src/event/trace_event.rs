@@ -280,6 +280,10 @@ struct EventParts {
     /// Being removed by a clear: no new enable or reference is taken, so
     /// that what the clear checked stays true until the event is gone.
     closing: AtomicBool,
+    /// Enabled in a trace instance since a removal last waited for
+    /// running hits: a hit may still be writing through an instance's
+    /// file, which removing the event frees ([`TraceEvent::wait_for_hits`]).
+    traced: AtomicBool,
 }
 const _: () = assert!(core::mem::size_of::<EventParts>() <= 64);
 
@@ -368,6 +372,7 @@ impl TraceEvent {
                 shape,
                 internal_refs: AtomicI32::new(0),
                 closing: AtomicBool::new(false),
+                traced: AtomicBool::new(false),
             },
             GFP_KERNEL,
         )?;
@@ -489,7 +494,9 @@ impl TraceEvent {
         unsafe { AtomicPtr::from_ptr(core::ptr::addr_of_mut!((*self.sink()).files)) }
     }
 
-    /// The trace instances the event is enabled in.
+    /// The trace instances the event is enabled in: the sink's `file`, or
+    /// the slots of its set, where an instance disabled since the set was
+    /// made leaves a null slot ([`TraceEvent::remove_file`]).
     fn files(&self, _held: Held<'_>) -> &[*mut b::trace_event_file] {
         if !self.file_ptr().load(Ordering::Relaxed).is_null() {
             // SAFETY: the field changes only under event_mutex, held here.
@@ -504,55 +511,92 @@ impl TraceEvent {
         unsafe { core::slice::from_raw_parts(set.add(1).cast(), *set) }
     }
 
-    /// Publishes `files` as the event's set of instances (`None`: empty;
-    /// one instance goes in the sink's `file`, with no set), and frees the
-    /// old set once no hit can be using it. A hit takes `file` alone when
-    /// it sees it: the new set is published before `file` is cleared, and
-    /// `file` set before the old set is dropped.
-    fn publish_files(&self, files: Option<KVec<usize>>, _held: Held<'_>) {
-        let one = match files.as_deref() {
-            Some(&[1, file]) => file as *mut b::trace_event_file,
-            _ => core::ptr::null_mut(),
-        };
-        let new = match files {
-            Some(set) if one.is_null() => set.into_raw_parts().0.cast(),
-            _ => core::ptr::null_mut(),
-        };
-        if !one.is_null() {
-            self.file_ptr().store(one, Ordering::Release);
+    /// Starts writing to trace instance `file` too. The only step of an
+    /// enable or disable that needs memory: a second instance or more
+    /// takes a new set, made here, where failing (`ENOMEM`) changes
+    /// nothing. The first instance goes in the sink's `file`, no set.
+    /// Hits see the new state whole: the new set is published before
+    /// `file` is cleared, and the old set freed once no hit can be using
+    /// it (a hit reads `file`, then the set, then `file` again: hit.c).
+    fn add_file(&self, file: *mut b::trace_event_file, held: Held<'_>) -> Result {
+        let live = || self.files(held).iter().copied().filter(|f| !f.is_null());
+        let nr = live().count() + 1;
+        if nr == 1 {
+            self.file_ptr().store(file, Ordering::Release);
+            return Ok(());
         }
+        let mut set = KVec::with_capacity(nr + 1, GFP_KERNEL)?;
+        // Within the capacity just allocated: none of these allocates.
+        set.push(nr, GFP_KERNEL)?;
+        for f in Iterator::chain(live(), core::iter::once(file)) {
+            set.push(f as usize, GFP_KERNEL)?;
+        }
+        let new = set.into_raw_parts().0.cast::<b::dynprobe_files>();
         let old = self.files_ptr().swap(new, Ordering::Release);
-        if one.is_null() {
-            self.file_ptr()
-                .store(core::ptr::null_mut(), Ordering::Release);
-        }
+        self.file_ptr()
+            .store(core::ptr::null_mut(), Ordering::Release);
         if !old.is_null() {
             // SAFETY: `old` came from a `KVec` (kmalloc); no new hit can
             // see it, and running ones are done after a grace period.
             unsafe { b::dynprobe_kvfree_rcu(old.cast()) };
         }
+        Ok(())
     }
 
-    /// A new set of instances: the current one with `add` and without
-    /// `remove`.
-    fn files_edited(
-        &self,
-        add: Option<*mut b::trace_event_file>,
-        remove: Option<*mut b::trace_event_file>,
-        held: Held<'_>,
-    ) -> Result<Option<KVec<usize>>> {
-        let current = self.files(held);
-        let mut set = KVec::with_capacity(current.len() + 2, GFP_KERNEL)?;
-        set.push(0, GFP_KERNEL)?;
-        for &file in current.iter().filter(|&&f| Some(f) != remove) {
-            set.push(file as usize, GFP_KERNEL)?;
+    /// Stops writing to trace instance `file`, without allocating: a
+    /// disable must not fail, and the tracing core ignores its error (it
+    /// would free the instance's file with the sink still pointing to
+    /// it). The last instance leaves `file`; of a set, an instance is
+    /// nulled in place, so a running hit writes to each other instance
+    /// once, or, when one is left, it moves to `file` (set before the set
+    /// is unpublished) and the set is freed after a grace period.
+    fn remove_file(&self, file: *mut b::trace_event_file, held: Held<'_>) {
+        if self.file_ptr().load(Ordering::Relaxed) == file {
+            self.file_ptr()
+                .store(core::ptr::null_mut(), Ordering::Release);
+            self.flags()
+                .fetch_and(!b::DYNPROBE_SINK_TRACE, Ordering::Release);
+            return;
         }
-        if let Some(file) = add {
-            set.push(file as usize, GFP_KERNEL)?;
+        // Where it is in the set, and the first other instance, with
+        // whether there are more.
+        let (i, first, more) = {
+            let slots = self.files(held);
+            let Some(i) = slots.iter().position(|&f| f == file) else {
+                return;
+            };
+            let mut rest = slots.iter().copied().filter(|&f| !f.is_null() && f != file);
+            (i, rest.next(), rest.next().is_some())
+        };
+        let set = self.files_ptr().load(Ordering::Relaxed);
+        if more {
+            // SAFETY: slot `i` is inside the published set (found above);
+            // event_mutex (`held`) excludes other writers, and hit.c reads
+            // the slots with READ_ONCE.
+            unsafe {
+                let slot = set
+                    .cast::<usize>()
+                    .add(1 + i)
+                    .cast::<*mut b::trace_event_file>();
+                AtomicPtr::from_ptr(slot).store(core::ptr::null_mut(), Ordering::Release);
+            }
+            return;
         }
-        let nr = set.len() - 1;
-        set[0] = nr;
-        Ok((nr > 0).then_some(set))
+        match first {
+            Some(one) => self.file_ptr().store(one, Ordering::Release),
+            // Not reached: a set holds two instances or more.
+            None => {
+                self.flags()
+                    .fetch_and(!b::DYNPROBE_SINK_TRACE, Ordering::Release);
+            }
+        }
+        self.files_ptr()
+            .store(core::ptr::null_mut(), Ordering::Release);
+        // SAFETY: the set came from a `KVec` (kmalloc) and is unpublished:
+        // no new hit can see it, and running ones are done after a grace
+        // period. kvfree_rcu() without a head never fails: out of memory,
+        // it waits for the grace period itself.
+        unsafe { b::dynprobe_kvfree_rcu(set.cast()) };
     }
 
     /// Enables the event in trace instance `file`, or for perf (`None`).
@@ -568,26 +612,20 @@ impl TraceEvent {
             return Err(EBUSY);
         }
         let was_enabled = self.flags().load(Ordering::Relaxed) != 0;
-        if file.is_some() {
-            // SAFETY: `this_module()` is this module; a reference is taken
-            // or the call fails.
-            if !unsafe { b::try_module_get(crate::compat::this_module().as_ptr().cast()) } {
-                return Err(ENODEV);
-            }
-        }
-        let set = match file
-            .map(|f| self.files_edited(Some(f), None, held))
-            .transpose()
-        {
-            Ok(set) => set,
-            Err(e) => {
-                self.unpin(file);
-                return Err(e);
-            }
-        };
-        let bit = match set {
-            Some(set) => {
-                self.publish_files(set, held);
+        let bit = match file {
+            Some(file) => {
+                // SAFETY: `this_module()` is this module; a reference is
+                // taken or the call fails.
+                if !unsafe { b::try_module_get(crate::compat::this_module().as_ptr().cast()) } {
+                    return Err(ENODEV);
+                }
+                if let Err(e) = self.add_file(file, held) {
+                    self.unpin(Some(file));
+                    return Err(e);
+                }
+                // From here until a removal has waited, a hit may hold
+                // this instance's file ([`TraceEvent::wait_for_hits`]).
+                self.parts.traced.store(true, Ordering::Relaxed);
                 b::DYNPROBE_SINK_TRACE
             }
             None => b::DYNPROBE_SINK_PERF,
@@ -605,9 +643,11 @@ impl TraceEvent {
     }
 
     /// Disables the event in trace instance `file`, or for perf (`None`).
+    /// Needs no memory and fails only for an instance it is not enabled
+    /// in.
     fn disable(&self, file: Option<*mut b::trace_event_file>, held: Held<'_>) -> Result {
         if let Some(file) = file {
-            if !self.files(held).contains(&file) {
+            if file.is_null() || !self.files(held).contains(&file) {
                 return Err(ENOENT);
             }
         }
@@ -622,48 +662,14 @@ impl TraceEvent {
         Ok(())
     }
 
-    /// Stops writing to `file` (or to perf).
+    /// Stops writing to `file` (or to perf), without allocating.
     fn drop_target(&self, file: Option<*mut b::trace_event_file>, held: Held<'_>) {
-        let Some(file) = file else {
-            self.flags()
-                .fetch_and(!b::DYNPROBE_SINK_PERF, Ordering::Release);
-            return;
-        };
-        match self.files_edited(None, Some(file), held) {
-            Ok(set) => {
-                if set.is_none() {
-                    self.flags()
-                        .fetch_and(!b::DYNPROBE_SINK_TRACE, Ordering::Release);
-                }
-                self.publish_files(set, held);
+        match file {
+            Some(file) => self.remove_file(file, held),
+            None => {
+                self.flags()
+                    .fetch_and(!b::DYNPROBE_SINK_PERF, Ordering::Release);
             }
-            Err(_) => self.remove_file_in_place(file, held),
-        }
-    }
-
-    /// Takes `file` out of the published set without allocating (when a
-    /// new set cannot be had): the last entry moves into its slot, then
-    /// the count drops, so a hit running meanwhile may write one record
-    /// into that last instance twice, but never reads a freed slot.
-    fn remove_file_in_place(&self, file: *mut b::trace_event_file, held: Held<'_>) {
-        let files = self.files(held);
-        let Some(i) = files.iter().position(|&f| f == file) else {
-            return;
-        };
-        let nr = files.len();
-        let set = self.files_ptr().load(Ordering::Relaxed).cast::<usize>();
-        // SAFETY: `set` is the published set of `nr` files; both slots
-        // are inside it; event_mutex (`held`) excludes other writers.
-        unsafe {
-            let slots = set.add(1);
-            AtomicPtr::from_ptr(slots.add(i).cast::<*mut u8>())
-                .store(*slots.add(nr - 1) as *mut u8, Ordering::Release);
-            AtomicPtr::from_ptr(set.cast::<*mut u8>())
-                .store((nr - 1) as *mut u8, Ordering::Release);
-        }
-        if nr == 1 {
-            self.flags()
-                .fetch_and(!b::DYNPROBE_SINK_TRACE, Ordering::Release);
         }
     }
 
@@ -796,17 +802,47 @@ impl TraceEvent {
         self.parts.closing.store(closing, Ordering::Relaxed);
     }
 
+    /// Whether a hit may still be writing through the file of a trace
+    /// instance the event was enabled in: enabled in one since a removal
+    /// last waited ([`TraceEvent::hits_waited`]).
+    pub(crate) fn hits_may_run(&self, _lock: &EventsLock) -> bool {
+        self.parts.traced.load(Ordering::Relaxed)
+    }
+
+    /// Records that a grace period passed since the event was last
+    /// disabled (it is not enabled: the caller checked, under the same
+    /// hold of event_mutex).
+    pub(crate) fn hits_waited(&self, _lock: &EventsLock) {
+        self.parts.traced.store(false, Ordering::Relaxed);
+    }
+
+    /// Waits until no hit that read the file of a trace instance before
+    /// the event was disabled runs. Removing the event frees its files
+    /// (trace_remove_event_call()), and a disable only stops new hits
+    /// from finding them: the hit path runs with preemption disabled (a
+    /// kprobe's handler, an ftrace or fprobe callback, which take
+    /// ftrace's recursion lock, a perf overflow handler), so one grace
+    /// period after the disable none does. Only events that were enabled
+    /// in an instance since the last wait pay for it.
+    pub(crate) fn wait_for_hits(&self, lock: &EventsLock) {
+        if self.hits_may_run(lock) {
+            grace_period();
+            self.hits_waited(lock);
+        }
+    }
+
     /// Takes the event out of tracefs, or answers `EBUSY` (nothing
     /// changed) while it is enabled or referenced. Its probes go when it
     /// is dropped.
-    pub(crate) fn unlink(&self, _lock: &EventsLock) -> Result {
+    pub(crate) fn unlink(&self, lock: &EventsLock) -> Result {
         // trace_remove_event_call() only refuses enabled events; hist
         // triggers and perf hold the dynamic reference count instead.
         if self.busy() {
             return Err(EBUSY);
         }
+        self.wait_for_hits(lock);
         // SAFETY: the call is registered (type invariant) and event_mutex
-        // is held (`_lock`).
+        // is held (`lock`).
         kernel::error::to_result(unsafe { b::trace_remove_event_call(self.call()) })
     }
 }
@@ -821,6 +857,14 @@ impl Drop for TraceEvent {
             unsafe { b::dynprobe_kvfree_rcu(set.cast()) };
         }
     }
+}
+
+/// Waits for an RCU grace period: every hit running now has returned
+/// after it (see [`TraceEvent::wait_for_hits`]).
+pub(crate) fn grace_period() {
+    // SAFETY: may sleep; callers run in process context (the control
+    // path), where waiting with event_mutex held is allowed.
+    unsafe { b::synchronize_rcu() };
 }
 
 /// `reg` of the event's class: enabling and disabling.

@@ -96,7 +96,7 @@ pub use kernels::{
 };
 pub use kind::{Control, Family, JoinRefusal, KindInfo, ProbeKind, Site};
 pub use lexer::{cut_line, Cut};
-pub use parse::{parse, write_command};
+pub use parse::{parse, parse_removal, write_command};
 pub use print::Symbolizer;
 pub use record::{ArgView, CompactArg, Field, ProbeArg, TRACE_ENTRY_SIZE};
 pub use resolver::{

@@ -54,24 +54,18 @@ pub fn parse<'l, R: Resolver>(
     out: &mut Definition,
 ) -> Result<Command<'l>, ParseError> {
     out.reset();
-    let sub = match control {
-        Control::FunctionEvents => Subsystem::Function,
-        Control::KprobeEvents => Subsystem::Kprobe,
-        Control::DynamicEvents => Subsystem::Dynevent,
-    };
+    let sub = subsystem(control);
     if line.len() > MAX_LINE_LEN {
         return Err(unlogged(ErrorCode::ArgTooLong, errno::EINVAL, sub));
     }
+    if let Some(removal) = parse_removal(control, line) {
+        return removal;
+    }
     let line = lexer::strip_comment(line);
-    let mut words = Words::new(line);
-    let start = words.next_start();
-    let Some(argv0) = words.next() else {
+    let Some(argv0) = Words::new(line).next() else {
         return Ok(Command::Nothing);
     };
     let c0 = at(argv0, 0);
-    if c0 == b'-' || (c0 == b'!' && control != Control::KprobeEvents) {
-        return removal(control, line, start, argv0, sub);
-    }
     if control == Control::FunctionEvents {
         // The function event syntax reads a NUL byte as the end of the
         // line.
@@ -101,6 +95,32 @@ pub fn parse<'l, R: Resolver>(
             Err(e)
         }
     }
+}
+
+/// The subsystem whose errors a line written to `control` gives.
+fn subsystem(control: Control) -> Subsystem {
+    match control {
+        Control::FunctionEvents => Subsystem::Function,
+        Control::KprobeEvents => Subsystem::Kprobe,
+        Control::DynamicEvents => Subsystem::Dynevent,
+    }
+}
+
+/// A line written to `control` parsed as [`parse`] parses it when it is a
+/// removal, without a definition to parse into (a removal needs no
+/// memory); `None` when it is not one, or is too long for [`parse`] to
+/// accept.
+pub fn parse_removal(control: Control, line: &[u8]) -> Option<Result<Command<'_>, ParseError>> {
+    if line.len() > MAX_LINE_LEN {
+        return None;
+    }
+    let line = lexer::strip_comment(line);
+    let mut words = Words::new(line);
+    let start = words.next_start();
+    let argv0 = words.next()?;
+    let c0 = at(argv0, 0);
+    let is_removal = c0 == b'-' || (c0 == b'!' && control != Control::KprobeEvents);
+    is_removal.then(|| removal(control, line, start, argv0, subsystem(control)))
 }
 
 /// A removal line: `-:[GROUP/]EVENT [PLACE [ARGS]]`, which starts at

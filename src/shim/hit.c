@@ -403,21 +403,39 @@ static __always_inline void trace_record_copy(struct trace_event_file *file,
 		trace_record_copy_full(file, regs, rec, len);
 }
 
+/*
+ * Into the sink's one instance, or each of its set. @file is read again
+ * when there is no set: the writer publishes a new set before clearing
+ * @file and sets @file before unpublishing the set, so a hit that misses
+ * both at first finds the one the event went to meanwhile. A slot of the
+ * set is NULL once its instance is disabled (disabling needs no memory).
+ */
 static __always_inline void trace_record(const struct dynprobe_sink *sink,
 					 struct pt_regs *regs, const u8 *rec,
 					 size_t len)
 {
-	struct trace_event_file *file = READ_ONCE(sink->file);
+	struct trace_event_file *file = smp_load_acquire(&sink->file);
 	const struct dynprobe_files *files;
-	unsigned long i;
+	unsigned long i, nr;
 
-	if (file) {
-		trace_record_copy(file, regs, rec, len);
-		return;
+	if (!file) {
+		files = rcu_dereference_sched(sink->files);
+		if (files) {
+			nr = READ_ONCE(files->nr);
+			for (i = 0; i < nr; i++) {
+				file = READ_ONCE(files->file[i]);
+				if (file)
+					trace_record_copy(file, regs, rec, len);
+			}
+			return;
+		}
+		/* Ordered after the read of the set, as the writes are. */
+		smp_rmb();
+		file = READ_ONCE(sink->file);
+		if (!file)
+			return;
 	}
-	files = rcu_dereference_sched(sink->files);
-	for (i = 0; files && i < files->nr; i++)
-		trace_record_copy(files->file[i], regs, rec, len);
+	trace_record_copy(file, regs, rec, len);
 }
 
 /* The full path of a record of one size, written in place. */

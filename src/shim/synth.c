@@ -61,6 +61,21 @@ int dynprobe_synth_print_fmt(const char *name, char *buf, size_t len)
 	return ret;
 }
 
+int dynprobe_synth_print_fmt_is(const char *name, const char *fmt, size_t len)
+{
+	struct trace_event_file *file;
+	const char *now;
+	int ret;
+
+	file = trace_get_event_file(NULL, "synthetic", name);
+	if (IS_ERR(file))
+		return PTR_ERR(file) == -EINVAL ? -ENOENT : PTR_ERR(file);
+	now = file->event_call->print_fmt ?: "";
+	ret = strlen(now) == len && !memcmp(now, fmt, len);
+	trace_put_event_file(file);
+	return ret;
+}
+
 /*
  * The head of the kernel's struct synth_event (kernel/trace/trace_synth.h,
  * which no headers package carries; the same from 5.6 to 7.3): its

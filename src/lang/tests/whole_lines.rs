@@ -11,7 +11,17 @@ use dynprobe_lang::*;
 
 fn outcome(control: Control, line: &[u8]) -> String {
     let mut d = Box::new(Definition::new());
-    match parse(control, line, &FakeKernel, &mut d) {
+    let parsed = parse(control, line, &FakeKernel, &mut d);
+    // A removal parses the same without a definition (the control files
+    // remove without allocating one); nothing else is taken for one.
+    match parse_removal(control, line) {
+        Some(removal) => assert_eq!(removal, parsed, "{control:?} {line:?}"),
+        None => assert!(
+            !matches!(parsed, Ok(Command::Remove { .. })),
+            "{control:?} {line:?}"
+        ),
+    }
+    match parsed {
         Ok(Command::Remove { group, event, args }) => format!(
             "remove {group:?} {event:?} {:?}",
             String::from_utf8_lossy(args)
