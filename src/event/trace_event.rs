@@ -200,6 +200,28 @@ static DEFINE_ALL: SharedFields = SharedFields([
 /// where the shared one does, since `trace_define_field()` takes no
 /// length and needs no entry. Also returns the index of the first field
 /// [`define_fields`] defines.
+/// How many fields the tracing core has defined for the event of `class`
+/// (its list of them).
+///
+/// # Safety
+///
+/// `class` is a registered event's class; event_mutex is held, under
+/// which the list changes.
+unsafe fn defined_fields(class: *mut b::trace_event_class) -> usize {
+    // SAFETY: per the function's contract, the list is initialised and
+    // stable while it is walked.
+    unsafe {
+        let head = core::ptr::addr_of_mut!((*class).fields);
+        let mut n = 0;
+        let mut at = (*head).next;
+        while !at.is_null() && at != head {
+            n += 1;
+            at = (*at).next;
+        }
+        n
+    }
+}
+
 fn fields_array(shape: &Shape) -> Result<(KVec<b::trace_event_fields>, usize)> {
     let view = shape.def.view();
     if view.fields().all(|f| view.declared_len(&f) == 0) {
@@ -442,6 +464,17 @@ impl TraceEvent {
             if ret != 0 {
                 b::unregister_trace_event(core::ptr::addr_of_mut!((*call).event));
                 return Err(Error::from_errno(ret));
+            }
+            // The tracing core defines the fields as it adds the event to
+            // the trace instances and only warns when a field cannot be
+            // allocated ("Could not initialize trace point events/..."):
+            // the event would stay registered with fields missing from its
+            // format, its filters and its triggers. It is taken out again,
+            // never enabled or seen by a hit, and the write fails.
+            if defined_fields(class) != ev.parts.shape.fields().count() {
+                b::trace_remove_event_call(call);
+                b::unregister_trace_event(core::ptr::addr_of_mut!((*call).event));
+                return Err(ENOMEM);
             }
         }
         Ok(ev)
