@@ -42,5 +42,10 @@ int dynprobe_synth_print_fmt(const char *name, char *buf, size_t len);
  * no such event.
  */
 int dynprobe_synth_print_fmt_is(const char *name, const char *fmt, size_t len);
+/*
+ * How many fields the tracing core defined for the event @name of the
+ * synthetic system; -ENOENT when there is no such event.
+ */
+int dynprobe_synth_fields(const char *name);
 
 #endif /* DYNPROBE_SYNTH_H */

@@ -98,7 +98,25 @@ impl SynthEvent {
         if ret != 0 {
             return Err(Error::from_errno(ret));
         }
-        let print_fmt = kernel_print_fmt(&name)?.unwrap_or_default();
+        // The tracing core registers an event whose file in the top trace
+        // instance it could not allocate (it only warns): such an event
+        // would not be found (`alive()`), so dynprobe would forget it while
+        // its name stays taken. It is deleted again, and the write fails
+        // with ENOMEM. So is one whose print fmt cannot be copied, or one
+        // with fields missing.
+        // SAFETY: `name` is NUL-terminated.
+        let fields = unsafe { b::dynprobe_synth_fields(name.as_ptr().cast()) };
+        let print_fmt = match kernel_print_fmt(&name) {
+            // The tracing core only warns when it cannot define a field
+            // either: the event would lack it in its format and filters.
+            Ok(Some(fmt)) if usize::try_from(fields).ok() == Some(count) => fmt,
+            found => {
+                // SAFETY: `name` is NUL-terminated; nothing uses the event
+                // yet.
+                unsafe { b::dynprobe_synth_delete(name.as_ptr().cast()) };
+                return Err(found.err().unwrap_or(ENOMEM));
+            }
+        };
         Ok(SynthEvent {
             name,
             listing,

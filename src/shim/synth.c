@@ -61,6 +61,22 @@ int dynprobe_synth_print_fmt(const char *name, char *buf, size_t len)
 	return ret;
 }
 
+int dynprobe_synth_fields(const char *name)
+{
+	struct trace_event_file *file;
+	struct list_head *pos;
+	int n = 0;
+
+	file = trace_get_event_file(NULL, "synthetic", name);
+	if (IS_ERR(file))
+		return PTR_ERR(file) == -EINVAL ? -ENOENT : PTR_ERR(file);
+	/* The event is held: its class and its fields stay. */
+	list_for_each(pos, trace_get_fields(file->event_call))
+		n++;
+	trace_put_event_file(file);
+	return n;
+}
+
 int dynprobe_synth_print_fmt_is(const char *name, const char *fmt, size_t len)
 {
 	struct trace_event_file *file;
