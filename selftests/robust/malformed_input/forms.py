@@ -80,13 +80,18 @@ class Env:
                                  'init_task', 'linux_banner', 'jiffies_64')
                      if data.get(d) == 1]
         self.data_addr = {d: addr_of[d] for d in self.data}
-        # Functions of dynprobe's a kprobe may take: traceable (not a
+        # Functions of loaded modules a kprobe may take: traceable (not a
         # .cold part, not notrace) and not blacklisted, as for the pool.
-        dp = [s for s in modtext.get('dynprobe', [])
-              if s.startswith('dynprobe_') and s in traceable and s not in blacklist]
-        self.mod_syms = ['dynprobe:' + s for s in sorted(dp)[:4]]
-        # A module that is not loaded: kprobes on it wait for it.
-        self.mod_syms.append('sit:ipip6_rcv')
+        # Not dynprobe's: its own text is no place for a probe
+        # (selftests/safety/own_text.tc).
+        mods = sorted(m + ':' + s for m, syms in modtext.items() if m != 'dynprobe'
+                      for s in syms if s in traceable and s not in blacklist and
+                      re.fullmatch(r'[A-Za-z_][A-Za-z0-9_]*', s))
+        self.mod_syms = mods[:4]
+        # A module that is not loaded: kprobes on it wait for it, and
+        # neither file takes such a place for a function's entry.
+        self.unloaded = 'sit:ipip6_rcv'
+        self.mod_syms.append(self.unloaded)
 
 
 def returns_void(func):
@@ -235,7 +240,7 @@ def gen_probe_line(rng, env, idx, fprobe):
             place = rng.choice(env.funcs) + ('' if is_ret else '+0x0')
     if kind.endswith('%return'):
         place += '%return'
-    entry_place = not re.search(r'\+0x[1-9]|^0x', place)
+    entry_place = not re.search(r'\+0x[1-9]|^0x', place) and not place.startswith(env.unloaded)
     func = re.sub(r'(\+0x0|\+0)?(%return)?$', '', place)
     ctx = Ctx(kprobe=not fprobe, entry=fprobe or entry_place, ret=is_ret,
               retval=is_ret and func not in env.void, nargs=env.nargs.get(func))
