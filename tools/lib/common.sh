@@ -148,7 +148,10 @@ guest_last_run() {
 #   ftracetest_tally LOG failed|skipped
 ftracetest_tally() {
 	local log=$1 unsupported_is=$2 not_run no_summary=0
-	if ! guest_last_run "$log" | grep -q '^# of passed:'; then
+	# grep -c reads to the end: grep -q would stop at the first summary
+	# and, under pipefail, a long log's reader killed by SIGPIPE would
+	# fail the pipeline as if there were none.
+	if [ "$(guest_last_run "$log" | grep -c '^# of passed:')" = 0 ]; then
 		echo "FAILED: no ftracetest summary in $log"
 		no_summary=1
 	fi
