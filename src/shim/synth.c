@@ -44,15 +44,30 @@ int dynprobe_synth_delete(const char *name)
 	return synth_event_delete(name);
 }
 
+/*
+ * The top instance's file of the event @name of the synthetic system,
+ * held; -ENOENT when there is no such event (trace_get_event_file()
+ * says -EINVAL).
+ */
+static struct trace_event_file *synth_file(const char *name)
+{
+	struct trace_event_file *file;
+
+	file = trace_get_event_file(NULL, "synthetic", name);
+	if (PTR_ERR_OR_ZERO(file) == -EINVAL)
+		return ERR_PTR(-ENOENT);
+	return file;
+}
+
 int dynprobe_synth_print_fmt(const char *name, char *buf, size_t len)
 {
 	struct trace_event_file *file;
 	const char *fmt;
 	int ret;
 
-	file = trace_get_event_file(NULL, "synthetic", name);
+	file = synth_file(name);
 	if (IS_ERR(file))
-		return PTR_ERR(file) == -EINVAL ? -ENOENT : PTR_ERR(file);
+		return PTR_ERR(file);
 	fmt = file->event_call->print_fmt ?: "";
 	ret = strlen(fmt);
 	if (len)
@@ -67,9 +82,9 @@ int dynprobe_synth_fields(const char *name)
 	struct list_head *pos;
 	int n = 0;
 
-	file = trace_get_event_file(NULL, "synthetic", name);
+	file = synth_file(name);
 	if (IS_ERR(file))
-		return PTR_ERR(file) == -EINVAL ? -ENOENT : PTR_ERR(file);
+		return PTR_ERR(file);
 	/* The event is held: its class and its fields stay. */
 	list_for_each(pos, trace_get_fields(file->event_call))
 		n++;
@@ -83,9 +98,9 @@ int dynprobe_synth_print_fmt_is(const char *name, const char *fmt, size_t len)
 	const char *now;
 	int ret;
 
-	file = trace_get_event_file(NULL, "synthetic", name);
+	file = synth_file(name);
 	if (IS_ERR(file))
-		return PTR_ERR(file) == -EINVAL ? -ENOENT : PTR_ERR(file);
+		return PTR_ERR(file);
 	now = file->event_call->print_fmt ?: "";
 	ret = strlen(now) == len && !memcmp(now, fmt, len);
 	trace_put_event_file(file);
@@ -126,9 +141,9 @@ int dynprobe_synth_busy(const char *name)
 	char *name_ptr;
 	int ret;
 
-	file = trace_get_event_file(NULL, "synthetic", name);
+	file = synth_file(name);
 	if (IS_ERR(file))
-		return PTR_ERR(file) == -EINVAL ? -ENOENT : PTR_ERR(file);
+		return PTR_ERR(file);
 	call = file->event_call;
 	se = call->data;
 	mutex_lock(dynprobe_ksyms.event_mutex);
