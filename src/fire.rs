@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What runs on a hit: the probe handlers (src/shim/kprobe.c, fprobe.c,
-//! fentry.c, eprobe.c, dispatched by src/shim/hit.c) call these to write
-//! a record from the hit's registers and memory, or to save a return
-//! probe's entry arguments. Nothing here takes a lock or allocates; it
-//! reads the definition the probe keeps (src/probe/).
+//! What runs on a hit: the path of a hit (src/shim/hit.c), entered from
+//! the probe handlers (src/shim/kprobe.c, fprobe.c, eprobe.c, wprobe.c and
+//! the shared ftrace_ops' callback in hit.c), calls these to write a
+//! record from the hit's registers and memory; the return probes' entry
+//! handlers (kprobe.c, fprobe.c) call them to save the entry arguments.
+//! Nothing here takes a lock or allocates; it reads the definition the
+//! probe keeps (src/probe/).
 
 use core::ffi::c_void;
 

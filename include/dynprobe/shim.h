@@ -63,8 +63,10 @@ void dynprobe_kmemleak_not_leak(const void *ptr);
 /*
  * Events and their probes. The trace event is a Rust object
  * (src/event/trace_event.rs); the path of a hit, made of the tracing core's
- * static inline functions, is C (src/shim/hit.c); the probes are C
- * (src/shim/probe.c, fentry.c).
+ * static inline functions, is C (src/shim/hit.c); the probes are Rust
+ * objects (src/probe/) whose handlers, made of the kprobes, ftrace and
+ * perf cores' static inline functions, are C (src/shim/kprobe.c,
+ * fprobe.c, fentry.c, eprobe.c, wprobe.c).
  */
 struct trace_event_call;
 struct trace_event_file;

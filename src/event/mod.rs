@@ -2,8 +2,8 @@
 
 //! One dynprobe event as the control path sees it: compiled definitions
 //! and the trace event and probes built from them (src/event/trace_event.rs,
-//! src/probe/mod.rs), plus the callbacks through which the probe handlers run
-//! a definition.
+//! src/probe/mod.rs), and the wait for the hits still running on them.
+//! What a hit runs is src/fire.rs.
 
 mod probe_list;
 pub(crate) mod synth;

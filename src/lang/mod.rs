@@ -18,9 +18,10 @@
 //! A written line goes down them once: `lexer` cuts a write into lines
 //! and a line into words or tokens; `text` holds strings, numbers and
 //! names; `parse` tells blank, removal and definition lines apart and
-//! hands a definition to its syntax, `probe` (kprobe_events and
-//! dynamic_events) or `funcev` (function_events); these hand each
-//! argument to its compiler, `fetch` or `funcev_compile`. Synthetic event
+//! hands a definition to its syntax, `syntax` (kprobe_events and
+//! dynamic_events, one file a kind) or `syntax::function`
+//! (function_events); these hand each argument to its compiler, `fetch`
+//! or `funcev_compile`. Synthetic event
 //! lines (`synthetic_events`, and `s:` in `dynamic_events`) have a parser of
 //! their own, `synth`: they define no probe, only an event's fields.
 //!

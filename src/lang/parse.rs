@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! One line written to a control file: blank or comment, a removal, or a
-//! definition in the probe event syntax ([`probe`]) or the function event
-//! syntax ([`funcev`]). The lexer has cut the line; this is the one place
+//! definition in the probe event syntax ([`syntax`]) or the function event
+//! syntax ([`syntax::function`]). The lexer has cut the line; this is the one place
 //! that tells which of these a line is.
 
 use crate::lang::def::{Command, Definition};
