@@ -15,8 +15,8 @@
  * through fprobe, so both are timed. mktime64() is traceable, exported,
  * pure arithmetic with six register arguments, and nothing in the bench
  * guest calls it: its callers convert dates of RTC chips and of disk file
- * systems (FAT, ISO 9660, UDF...), which the guest has none of (README
- * says how that was checked).
+ * systems (FAT, ISO 9660, UDF...), which the guest has none of
+ * (Documentation/benchmarks.md says how that was checked).
  *
  * Control file /sys/kernel/debug/dpbench/ctl, one command per write:
  *   target module|vmlinux

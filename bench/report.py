@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Turns build/bench/raw.csv (tools/bench/guest) into results.md and
-results.csv: per-hit overhead (probe run minus the baseline run right
+"""Turns OUTDIR/raw.csv (tools/bench/guest; OUTDIR is tools/bench/run's,
+build/bench/KERNEL-CLOCK) into results.md and results.csv: per-hit overhead (probe run minus the baseline run right
 before it), median and spread over the rounds, and the ratios of the
 medians. Usage: bench/report.py OUTDIR"""
 import csv
