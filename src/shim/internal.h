@@ -45,11 +45,11 @@ void dynprobe_eprobe_perf_sync(void);
 int dynprobe_eprobe_perf_init(void);
 void dynprobe_eprobe_perf_exit(void);
 
-/* src/event/trace_event.rs: the reg callback of every dynprobe trace event. */
+/* src/event/trace_event/core_callbacks.rs: every dynprobe event's reg. */
 int dynprobe_rs_event_reg(struct trace_event_call *call, enum trace_reg type,
 			  void *data);
 
-/* src/event/trace_event.rs: dynprobe's own holds on an event, and clears. */
+/* src/event/trace_event/core_callbacks.rs: own holds on an event, clears. */
 void dynprobe_rs_internal_ref(struct trace_event_call *call, int delta);
 bool dynprobe_rs_event_closing(struct trace_event_call *call);
 

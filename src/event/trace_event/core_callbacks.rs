@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the tracing core and src/shim/holds.c call on a dynprobe event by
+//! its `trace_event_call`: `reg` of its class (enabling and disabling, in
+//! a trace instance or for perf), and the count of references dynprobe's
+//! own event probes take and the flag new references check while a clear
+//! removes the event.
+
+use core::ffi::c_void;
+use core::sync::atomic::Ordering;
+
+use kernel::ffi::c_int;
+
+use super::TraceEvent;
+use crate::sys::bindings as b;
+use crate::sys::events_lock::Held;
+
+/// `reg` of the event's class: enabling and disabling.
+///
+/// # Safety
+///
+/// Called by the tracing core, with event_mutex held, for a live event.
+/// Named: src/shim/holds.c tells dynprobe's events by it.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_event_reg(
+    call: *mut b::trace_event_call,
+    ty: b::trace_reg,
+    data: *mut c_void,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let ev = unsafe { TraceEvent::from_call(call) };
+    // SAFETY: the tracing core calls `reg` with event_mutex held.
+    let held = unsafe { Held::by_caller() };
+    let file = data.cast::<b::trace_event_file>();
+    let ret = match ty {
+        b::trace_reg_TRACE_REG_REGISTER => ev.enable(Some(file), held),
+        b::trace_reg_TRACE_REG_UNREGISTER => ev.disable(Some(file), held),
+        b::trace_reg_TRACE_REG_PERF_REGISTER => ev.enable(None, held),
+        b::trace_reg_TRACE_REG_PERF_UNREGISTER => ev.disable(None, held),
+        _ => Ok(()),
+    };
+    match ret {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Counts a reference one of dynprobe's own event probes takes (`delta`
+/// 1) or drops (-1) on the event of `call` (src/shim/holds.c).
+///
+/// # Safety
+///
+/// `call` is a live dynprobe event's call; the caller holds dynprobe's
+/// control path (the registry lock), which also reads the count.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_internal_ref(
+    call: *mut b::trace_event_call,
+    delta: c_int,
+) {
+    // SAFETY: per the function's contract.
+    let ev = unsafe { TraceEvent::from_call(call) };
+    ev.parts.internal_refs.fetch_add(delta, Ordering::Relaxed);
+}
+
+/// Whether the event of `call` is being removed by a clear, which new
+/// references must not find (src/shim/holds.c).
+///
+/// # Safety
+///
+/// `call` is a live dynprobe event's call.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_event_closing(call: *mut b::trace_event_call) -> bool {
+    // SAFETY: per the function's contract.
+    let ev = unsafe { TraceEvent::from_call(call) };
+    ev.parts.closing.load(Ordering::Relaxed)
+}
