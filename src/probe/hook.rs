@@ -3,13 +3,13 @@
 //! The kernel hooks behind probes: the [`Hook`] trait, [`new_hook`] (the
 //! one place that picks the implementation for a probe kind) and what the
 //! kinds share. One file a kind of kernel probe in hook/, each importing
-//! only from this file and from lower layers: kprobe.rs (kprobes and
-//! kretprobes), fentry.rs (entry probes on the shared ftrace_ops),
-//! fprobe.rs, tprobe.rs (tracepoints), eprobe.rs (event probes),
-//! wprobe.rs (watchpoints); below them, what several use: which
-//! functions ftrace can hook (traceable.rs) and function lists
-//! (function_list.rs). The answers the resolver asks of the kinds are
-//! re-exported here.
+//! from this file, its parents and what sits below them, never from a
+//! file that imports it: kprobe.rs (kprobes and kretprobes), fentry.rs
+//! (entry probes on the shared ftrace_ops), fprobe.rs, tprobe.rs
+//! (tracepoints), eprobe.rs (event probes), wprobe.rs (watchpoints);
+//! below them, what several use: which functions ftrace can hook
+//! (traceable.rs) and function lists (function_list.rs). The answers the
+//! resolver asks of the kinds are re-exported here.
 
 use core::pin::Pin;
 
