@@ -93,7 +93,7 @@ struct pt_regs;
 /*
  * What an fprobe hook is (struct dynprobe_fprobe): how its handlers write
  * the record's header, and whether it is a tracepoint's (Rust's
- * lang::ProbeKind is the list of all kinds; src/probe/fprobe.rs maps it).
+ * lang::ProbeKind is the list of all kinds; src/probe/hook/fprobe.rs maps it).
  */
 enum dynprobe_fprobe_kind {
 	DYNPROBE_FPROBE_ENTRY,		/* fprobe entry: __probe_ip */
@@ -176,7 +176,7 @@ struct dynprobe_feed {
 };
 
 /*
- * A kprobe or kretprobe probe: a Rust object (src/probe/kprobe.rs) that
+ * A kprobe or kretprobe probe: a Rust object (src/probe/hook/kprobe.rs) that
  * registers @rp (@rp.kp alone for a kprobe); its handlers are kprobe.c's.
  */
 struct dynprobe_kprobe {
@@ -189,8 +189,8 @@ void dynprobe_kprobe_init(struct dynprobe_kprobe *probe, bool ret,
 
 /*
  * An fprobe probe (f events, function events, and t events on a
- * tracepoint's probestub): a Rust object (src/probe/fprobe.rs,
- * tracepoint.rs) that registers @fp; its handlers are fprobe.c's.
+ * tracepoint's probestub): a Rust object (src/probe/hook/fprobe.rs,
+ * tprobe.rs) that registers @fp; its handlers are fprobe.c's.
  */
 struct dynprobe_fprobe {
 	struct fprobe fp;
@@ -201,7 +201,7 @@ struct dynprobe_fprobe {
 /*
  * An entry probe on one function, of the kernel image or of a module (f
  * events and function events at entry): a Rust object
- * (src/probe/fentry.rs) hooked on fentry.c's shared ftrace_ops, found in
+ * (src/probe/hook/fentry.rs) hooked on fentry.c's shared ftrace_ops, found in
  * its table by @addr, the function's ftrace call site (dynprobe_body_of()
  * its address), with its feed inside: no struct fprobe and no pointer
  * to the feed, so the hook fits a 64-byte object.

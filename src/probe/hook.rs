@@ -1,20 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The kernel hooks behind probes, one implementation of [`Hook`] per
-//! kind of kernel probe. [`new_hook`] is the one place that picks the
-//! implementation for a probe kind.
+//! The kernel hooks behind probes: the [`Hook`] trait, [`new_hook`] (the
+//! one place that picks the implementation for a probe kind) and what the
+//! kinds share. One file a kind of kernel probe in hook/, each importing
+//! from this file, its parents and what sits below them, never from a
+//! file that imports it: kprobe.rs (kprobes and kretprobes), fentry.rs
+//! (entry probes on the shared ftrace_ops), fprobe.rs, tprobe.rs
+//! (tracepoints), eprobe.rs (event probes), wprobe.rs (watchpoints);
+//! below them, what several use: which functions ftrace can hook
+//! (traceable.rs) and function lists (function_list.rs). The answers the
+//! resolver asks of the kinds are re-exported here.
 
 use core::pin::Pin;
 
 use kernel::prelude::*;
 
-use super::{Feed, Place};
 use crate::lang::{DefView, ProbeKind};
+use crate::probe::{Feed, Place};
 use crate::sys::bindings as b;
 
-pub(crate) use super::eprobe::{event_field, event_filter, event_filters, event_source};
-pub(crate) use super::fprobe::function_traceable;
-pub(crate) use super::tracepoint::exists as tracepoint_exists;
+mod eprobe;
+mod fentry;
+mod fprobe;
+mod function_list;
+mod kprobe;
+mod tprobe;
+mod traceable;
+mod wprobe;
+
+pub(crate) use eprobe::{event_field, event_filter, event_filters, event_source};
+pub(crate) use fprobe::function_traceable;
+pub(crate) use function_list::{entry_copies, module_function};
+pub(crate) use tprobe::exists as tracepoint_exists;
 
 /// A registered (or waiting) kernel probe that feeds one dynprobe probe,
 /// and the feed its hits run, which it holds in its own allocation.
@@ -54,38 +71,38 @@ pub(crate) unsafe fn new_hook(place: &mut Place<'_>, feed: Feed) -> Result<KBox<
     Ok(match place.kind {
         ProbeKind::Kprobe | ProbeKind::Kretprobe => {
             // SAFETY: per the function's contract.
-            unsafe { super::kprobe::KprobeHook::boxed(place, feed) }?
+            unsafe { kprobe::KprobeHook::boxed(place, feed) }?
         }
         ProbeKind::Event => {
             // SAFETY: per the function's contract.
-            unsafe { super::eprobe::EprobeHook::boxed(place, feed) }?
+            unsafe { eprobe::EprobeHook::boxed(place, feed) }?
         }
         ProbeKind::Tracepoint => {
             // SAFETY: per the function's contract.
-            unsafe { super::tracepoint::TracepointHook::boxed(place, feed) }?
+            unsafe { tprobe::TracepointHook::boxed(place, feed) }?
         }
         ProbeKind::Watchpoint => {
             if let Some((addr, watch)) = place.watched {
-                if super::own_text::overlaps(addr as usize, usize::from(watch.len)) {
+                if crate::probe::own_text::overlaps(addr as usize, usize::from(watch.len)) {
                     return Err(EINVAL);
                 }
             }
             // SAFETY: per the function's contract.
-            unsafe { super::wprobe::WprobeHook::boxed(place, feed) }?
+            unsafe { wprobe::WprobeHook::boxed(place, feed) }?
         }
         ProbeKind::FprobeEntry
         | ProbeKind::FprobeExit
         | ProbeKind::FunctionEntry
         | ProbeKind::FunctionExit => {
             let symbol = place.symbol.ok_or(EINVAL)?;
-            match super::fentry::shared_hook_address(place.kind, symbol.to_bytes()) {
+            match fentry::shared_hook_address(place.kind, symbol.to_bytes()) {
                 // The parser refused dynprobe's own functions; one loaded
                 // since under the name is refused here.
-                Some(addr) if super::own_text::contains(addr) => return Err(EINVAL),
+                Some(addr) if crate::probe::own_text::contains(addr) => return Err(EINVAL),
                 // SAFETY: per the function's contract.
-                Some(addr) => unsafe { super::fentry::FentryHook::boxed(place, feed, addr) }?,
+                Some(addr) => unsafe { fentry::FentryHook::boxed(place, feed, addr) }?,
                 // SAFETY: per the function's contract.
-                None => unsafe { super::fprobe::FprobeHook::boxed(place, feed) }?,
+                None => unsafe { fprobe::FprobeHook::boxed(place, feed) }?,
             }
         }
     })
@@ -119,28 +136,28 @@ pub(super) fn fprobe_lockdown() -> Result {
 
 /// Sets up what hooks share (locks, the module notifiers).
 pub(crate) fn init() -> Result {
-    super::fprobe::init();
-    super::fentry::init()?;
-    if let Err(e) = super::module_waits::init() {
-        super::fentry::exit();
+    traceable::init();
+    fentry::init()?;
+    if let Err(e) = kprobe::module_waits::init() {
+        fentry::exit();
         return Err(e);
     }
-    if let Err(e) = super::tracepoint::init() {
-        super::module_waits::exit();
-        super::fentry::exit();
+    if let Err(e) = tprobe::init() {
+        kprobe::module_waits::exit();
+        fentry::exit();
         return Err(e);
     }
-    if let Err(e) = super::eprobe::init() {
-        super::tracepoint::exit();
-        super::module_waits::exit();
-        super::fentry::exit();
+    if let Err(e) = eprobe::init() {
+        tprobe::exit();
+        kprobe::module_waits::exit();
+        fentry::exit();
         return Err(e);
     }
-    if let Err(e) = super::wprobe::init() {
-        super::eprobe::exit();
-        super::tracepoint::exit();
-        super::module_waits::exit();
-        super::fentry::exit();
+    if let Err(e) = wprobe::init() {
+        eprobe::exit();
+        tprobe::exit();
+        kprobe::module_waits::exit();
+        fentry::exit();
         return Err(e);
     }
     Ok(())
@@ -148,9 +165,9 @@ pub(crate) fn init() -> Result {
 
 /// Undoes [`init`], once no hook is left.
 pub(crate) fn exit() {
-    super::wprobe::exit();
-    super::eprobe::exit();
-    super::tracepoint::exit();
-    super::module_waits::exit();
-    super::fentry::exit();
+    wprobe::exit();
+    eprobe::exit();
+    tprobe::exit();
+    kprobe::module_waits::exit();
+    fentry::exit();
 }

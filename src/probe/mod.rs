@@ -5,17 +5,10 @@
 //! hit counter.
 
 pub(crate) mod compiled;
-mod eprobe;
-mod fentry;
-mod fprobe;
-mod function_list;
 pub(crate) mod hook;
-mod kprobe;
-mod module_waits;
 mod own_text;
 pub(crate) mod resolver;
-mod tracepoint;
-mod wprobe;
+mod symbol_name;
 
 use core::fmt::{self, Write};
 

@@ -9,9 +9,10 @@
 //! and its Rust code is on the kprobe blacklist (src/kprobes.lds); this
 //! refuses the rest the same way for every kind, whatever another
 //! kernel's configuration lets through: entry, exit and function events
-//! by name, `MOD:SYM`, lists and globs (fprobe.rs), kprobes by symbol or
-//! address (`dynprobe_kprobe_precheck()`, kprobe.c) and watchpoints on
-//! the module's data (hook.rs).
+//! by name, `MOD:SYM`, lists and globs (hook/fprobe.rs,
+//! hook/traceable.rs), kprobes by symbol or address
+//! (`dynprobe_kprobe_precheck()`, kprobe.c) and watchpoints on the
+//! module's data (hook.rs).
 
 use crate::sys::bindings as b;
 

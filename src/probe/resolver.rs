@@ -15,6 +15,7 @@ use crate::lang::{
     Btf, BtfError, BtfFunc, BtfMember, BtfType, Copies, EventField, FilterCheck, FuncEntry,
     Resolver, Str, SymbolCheck,
 };
+use crate::probe::symbol_name::{self, SymbolName};
 use crate::sys::bindings as b;
 use crate::sys::{kernel_symbols, trace_array};
 
@@ -233,54 +234,6 @@ pub(crate) struct KernelResolver {
     module: OnceCell<Option<ModuleBtf>>,
 }
 
-/// A symbol name as a C string (KSYM_NAME_LEN is 512: longer names
-/// cannot exist).
-struct SymbolName([u8; 520]);
-
-impl SymbolName {
-    fn new(name: &str) -> Option<Self> {
-        let mut buf = [0u8; 520];
-        if name.len() >= buf.len() || name.as_bytes().contains(&0) {
-            return None;
-        }
-        buf.get_mut(..name.len())?.copy_from_slice(name.as_bytes());
-        Some(SymbolName(buf))
-    }
-
-    /// The name as a `CStr` (the buffer always ends in NUL).
-    fn c_str(&self) -> &CStr {
-        CStr::from_bytes_until_nul(&self.0).unwrap_or(c"")
-    }
-
-    /// `MOD:SYM`, as kallsyms takes it.
-    fn qualified(module: &str, name: &str) -> Option<Self> {
-        let mut buf = [0u8; 520];
-        let colon = module.len();
-        let len = colon.checked_add(1)?.checked_add(name.len())?;
-        if len >= buf.len() || module.as_bytes().contains(&0) || name.as_bytes().contains(&0) {
-            return None;
-        }
-        buf.get_mut(..colon)?.copy_from_slice(module.as_bytes());
-        *buf.get_mut(colon)? = b':';
-        buf.get_mut(colon + 1..len)?
-            .copy_from_slice(name.as_bytes());
-        Some(SymbolName(buf))
-    }
-
-    fn with_prefix(prefix: &str, name: &str) -> Option<Self> {
-        let mut buf = [0u8; 520];
-        let len = prefix.len().checked_add(name.len())?;
-        if len >= buf.len() || name.as_bytes().contains(&0) {
-            return None;
-        }
-        buf.get_mut(..prefix.len())?
-            .copy_from_slice(prefix.as_bytes());
-        buf.get_mut(prefix.len()..len)?
-            .copy_from_slice(name.as_bytes());
-        Some(SymbolName(buf))
-    }
-}
-
 impl KernelResolver {
     pub(crate) fn new() -> Self {
         Self::default()
@@ -322,12 +275,6 @@ impl KernelResolver {
             Some(Some(m)) => Btf::new_split(&vm, m.blob.bytes(), &m.index).ok(),
             _ => Some(vm),
         }
-    }
-
-    fn lookup(name: &str) -> Option<u64> {
-        let name = SymbolName::new(name)?;
-        let addr = kernel_symbols::lookup(name.c_str());
-        (addr != 0).then_some(addr as u64)
     }
 }
 
@@ -379,7 +326,7 @@ impl Resolver for KernelResolver {
             // `MOD:SYM` of an `f` line or function event: that module,
             // loaded, has one traceable function of the name.
             let m = SymbolName::new(m)?;
-            let found = crate::probe::function_list::module_function(m.c_str(), symbol.as_bytes());
+            let found = crate::probe::hook::module_function(m.c_str(), symbol.as_bytes());
             return Some(found.is_ok());
         }
         let Some(name) = SymbolName::new(symbol) else {
@@ -410,7 +357,7 @@ impl Resolver for KernelResolver {
     }
 
     fn symbol_address(&self, name: &str) -> Option<u64> {
-        Self::lookup(name)
+        symbol_name::address(name)
     }
 
     /// `kprobe_on_func_entry()` fails with `ENOENT` for a `MOD:SYM` that
@@ -478,7 +425,7 @@ impl Resolver for KernelResolver {
             None => None,
         };
         let module = module_name.as_ref().map(SymbolName::c_str);
-        crate::probe::function_list::entry_copies(module, symbol.as_bytes(), out)
+        crate::probe::hook::entry_copies(module, symbol.as_bytes(), out)
     }
 
     fn check_probe_symbol(&self, module: Option<&str>, symbol: &str) -> SymbolCheck {

@@ -7,7 +7,7 @@
  * raw samples, a period of one), whose overflow handler gets the record.
  * Perf registration is the tracing core's TRACE_REG_PERF_REGISTER, apart
  * from the trace instances': what the source event records there does not
- * change. The Rust side (src/probe/eprobe.rs) owns the result.
+ * change. The Rust side (src/probe/hook/eprobe.rs) owns the result.
  *
  * The counters follow CPU hotplug. Perf detaches a CPU's counters when
  * the CPU goes down and does not bring them back; a CPU that comes up

@@ -2,9 +2,9 @@
 /*
  * The handlers of fprobe probes (f events, function events, and t events,
  * which are fprobes on a tracepoint's probestub), the few static inline
- * functions their Rust owners need (src/probe/fprobe.rs, tracepoint.rs),
+ * functions their Rust owners need (src/probe/hook/fprobe.rs, tprobe.rs),
  * and the module references an fprobe registered by address takes
- * (src/probe/function_list.rs). The handlers are C because they are made
+ * (src/probe/hook/function_list.rs). The handlers are C because they are made
  * of ftrace's static inline functions; they hand each hit to the hit path
  * (hit.c).
  */

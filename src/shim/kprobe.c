@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The handlers of kprobe and kretprobe probes. The probes themselves are
- * Rust objects (src/probe/kprobe.rs), which register them; the handlers
+ * Rust objects (src/probe/hook/kprobe.rs), which register them; the handlers
  * are C because they are made of the kprobes core's static inline
  * functions, and hand each hit to the hit path (hit.c). The checks the
  * kernel's kprobe events make before registering a probe are here too.

@@ -5,7 +5,7 @@
  * in the debug exception, right after the accessing instruction, and hands
  * the hit to the hit path (hit.c) with that instruction's successor as
  * the ip, as the kernel's perf reports it. The Rust side
- * (src/probe/wprobe.rs) owns the object and arms it while the event is
+ * (src/probe/hook/wprobe.rs) owns the object and arms it while the event is
  * enabled: breakpoints are a scarce resource (four debug registers on
  * x86), held only then.
  *

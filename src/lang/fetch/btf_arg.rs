@@ -2,8 +2,8 @@
 //! BTF arguments: a parameter or member named by BTF (`parse_btf_arg()`,
 //! `parse_btf_field()`) and the fetch type BTF gives it.
 
+use super::entry_arg::store_entry_arg;
 use super::insn::{op, set, Code, END_SLOT, K};
-use super::vars::store_entry_arg;
 use super::{err, err_no, AErr, Ctx};
 use crate::lang::def::Definition;
 use crate::lang::error::{errno, ErrorCode};

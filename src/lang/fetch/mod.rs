@@ -127,10 +127,10 @@ impl<'a, R: Resolver> Ctx<'a, R> {
 }
 
 mod btf_arg;
+mod entry_arg;
 mod insn;
 mod operand;
 mod symbols;
-mod typecast;
 mod vars;
 
 pub(crate) use symbols::{resolve_symbols, split_symbol_offset};

@@ -4,7 +4,6 @@
 
 use super::btf_arg::parse_btf_arg;
 use super::insn::{op, range, set, Code, END_SLOT, K};
-use super::typecast::parse_typecast;
 use super::vars::parse_vars;
 use super::{err, err_no, AErr, Ctx};
 use crate::lang::def::Definition;
@@ -12,6 +11,9 @@ use crate::lang::error::{errno, ErrorCode};
 use crate::lang::resolver::Resolver;
 use crate::lang::text::{self, at, find, head, is_alpha, is_digit, rfind, tail};
 use crate::lang::types::Reg;
+use typecast::parse_typecast;
+
+mod typecast;
 
 /// `str_to_immediate()`: the error is the errno the write fails with
 /// (`ERANGE` for a number that overflows).

@@ -3,10 +3,11 @@
 //! `$current`, `$argN`, `$comm` and the entry data an exit event keeps.
 
 use super::btf_arg::parse_btf_arg;
+use super::entry_arg::store_entry_arg;
 use super::insn::{set, Code, K};
 use super::{err, err_no, AErr, Ctx};
 use crate::lang::def::Definition;
-use crate::lang::error::{errno, ErrorCode};
+use crate::lang::error::ErrorCode;
 use crate::lang::resolver::Resolver;
 use crate::lang::text::{self, at, is_digit, tail};
 use crate::lang::PARAM_MAX_STACK;
@@ -142,19 +143,4 @@ fn watch_vars<R: Resolver>(
         }
         _ => err(ErrorCode::BadVar, ctx.offset),
     }
-}
-
-/// `__store_entry_arg()`: the entry-data slot of parameter `argnum`.
-pub(super) fn store_entry_arg(def: &mut Definition, argnum: u32) -> Result<u32, AErr> {
-    let a = u16::try_from(argnum).unwrap_or(u16::MAX);
-    if let Some(p) = def.entry_args().iter().position(|&x| x == a) {
-        return Ok(p as u32);
-    }
-    let n = def.n_entry;
-    match def.entry_args.get_mut(n) {
-        Some(s) => *s = a,
-        None => return err_no(ErrorCode::TooManyEargs, 0, errno::E2BIG),
-    }
-    def.n_entry = n + 1;
-    Ok(n as u32)
 }

@@ -15,9 +15,10 @@ use core::ptr::NonNull;
 
 use kernel::prelude::*;
 
-use super::Place;
-use super::{Feed, Hook};
+use super::Hook;
 use crate::lang::{DefView, EventField, FieldKind, FilterCheck};
+use crate::probe::Feed;
+use crate::probe::Place;
 use crate::sys::bindings as b;
 
 /// `SYSTEM.EVENT` as two NUL-terminated names.
@@ -76,7 +77,7 @@ pub(crate) fn event_filter(system: &str, event: &str, filter: &str) -> FilterChe
     let Some(name) = SourceName::new(system, event) else {
         return FilterCheck::Rejected;
     };
-    let Ok(mut text) = super::hook::nul_terminated(filter.as_bytes()) else {
+    let Ok(mut text) = super::nul_terminated(filter.as_bytes()) else {
         return FilterCheck::Rejected;
     };
     // SAFETY: the names and the filter are NUL-terminated and outlive the

@@ -16,7 +16,7 @@ use kernel::prelude::*;
 use kernel::sync::global_lock;
 use kernel::types::Opaque;
 
-use super::kprobe::KprobeHook;
+use super::KprobeHook;
 use crate::sys::bindings as b;
 use crate::sys::events_lock::EventsLock;
 
@@ -120,14 +120,14 @@ unsafe extern "C" fn module_coming(
     b::NOTIFY_DONE as c_int
 }
 
-pub(super) fn init() -> Result {
+pub(in crate::probe::hook) fn init() -> Result {
     // SAFETY: called once at module init, before any hook exists.
     unsafe { WAITS.init() };
     // SAFETY: the block is static and unregistered in `exit`.
     kernel::error::to_result(unsafe { b::register_module_notifier(MODULE_NB.0.get()) })
 }
 
-pub(super) fn exit() {
+pub(in crate::probe::hook) fn exit() {
     // SAFETY: registered in `init`.
     unsafe { b::unregister_module_notifier(MODULE_NB.0.get()) };
 }

@@ -10,16 +10,17 @@ use core::ffi::CStr;
 use core::marker::PhantomPinned;
 use core::pin::Pin;
 
-use kernel::ffi::{c_char, c_ulong};
+use kernel::ffi::c_char;
 use kernel::prelude::*;
-use kernel::sync::global_lock;
 use kernel::types::Opaque;
 
 use kernel::alloc::KVVec;
 
 use super::function_list::{ListMatcher, ModuleHolds};
-use super::{Feed, Hook, Place};
+use super::traceable::{address_traceable, glob_traceable};
+use super::Hook;
 use crate::lang::{is_function_list, DefView, FunctionList, ProbeKind};
+use crate::probe::{Feed, Place};
 use crate::sys::bindings as b;
 
 /// An fprobe.
@@ -139,7 +140,7 @@ impl FprobeHook {
         // SAFETY: not registered yet; the feed sits in the pinned hook,
         // which outlives the probe's registration.
         unsafe { (*hook.probe.get()).feed = hook.feed.get() };
-        Ok(super::hook::boxed(hook))
+        Ok(super::boxed(hook))
     }
 
     /// For a function list, the addresses of the functions it takes now
@@ -177,7 +178,7 @@ impl FprobeHook {
 
 impl Hook for FprobeHook {
     fn arm(&self, def: DefView<'_>) -> Result {
-        super::hook::fprobe_lockdown()?;
+        super::fprobe_lockdown()?;
         let probe = self.probe.get();
         let target = def.full_symbol().ok_or(EINVAL)?;
         // Held until the fprobe is registered: a module that goes after
@@ -185,7 +186,7 @@ impl Hook for FprobeHook {
         // its functions (kernel/trace/fprobe.c, fprobe_module_callback()).
         let mut holds = ModuleHolds::new();
         let list = self.addresses(target, &mut holds)?;
-        let func = super::hook::nul_terminated(target.as_bytes())?;
+        let func = super::nul_terminated(target.as_bytes())?;
         let func_ptr = func.as_ptr().cast::<c_char>();
         // SAFETY: the fprobe is set up and not registered (event_mutex
         // orders arm and disarm); `func` is NUL-terminated, and fprobe
@@ -199,7 +200,7 @@ impl Hook for FprobeHook {
             } else if is_glob(target.as_bytes()) {
                 // fprobe matches the glob itself: dynprobe's own
                 // functions are left out by name.
-                let own = super::own_text::GLOB_EXCLUSION.as_char_ptr();
+                let own = crate::probe::own_text::GLOB_EXCLUSION.as_char_ptr();
                 b::register_fprobe(fp, func_ptr, own)
             } else {
                 let mut syms = [func_ptr];
@@ -264,24 +265,6 @@ impl PinnedDrop for FprobeHook {
     }
 }
 
-/// An ftrace_ops that is never registered, for filter checks.
-struct CheckOps(Opaque<b::ftrace_ops>);
-
-// SAFETY: only used under `CHECK`'s lock.
-unsafe impl Sync for CheckOps {}
-
-static CHECK_OPS: CheckOps = CheckOps(Opaque::zeroed());
-
-global_lock! {
-    // SAFETY: initialized in `init`, before any check.
-    unsafe(uninit) static CHECK: Mutex<()> = ();
-}
-
-pub(super) fn init() {
-    // SAFETY: called once at module init, before any check.
-    unsafe { CHECK.init() };
-}
-
 /// Whether ftrace can hook `func` (it is in available_filter_functions).
 /// The kernel's own check, fprobe_count_ips_from_filter(), is not
 /// exported; asking for `func` in the filter of an ftrace_ops that is
@@ -301,7 +284,7 @@ pub(crate) fn function_traceable(func: &CStr) -> bool {
     let mut addr = 0;
     if is_glob(bytes) {
         // ftrace_set_filter() edits the pattern it is given: a copy.
-        match super::hook::nul_terminated(bytes) {
+        match super::nul_terminated(bytes) {
             Ok(copy) => glob = copy,
             Err(_) => return false,
         }
@@ -315,32 +298,5 @@ pub(crate) fn function_traceable(func: &CStr) -> bool {
     if glob.is_empty() {
         return address_traceable(addr);
     }
-    let _check = CHECK.lock();
-    let ops = CHECK_OPS.0.get();
-    // SAFETY: the ops is never registered and only used under `CHECK`;
-    // the pattern is a writable NUL-terminated copy.
-    let ret = unsafe {
-        let ret = b::ftrace_set_filter(ops, glob.as_mut_ptr(), bytes.len() as i32, 1);
-        b::ftrace_free_filter(ops);
-        ret
-    };
-    ret == 0
-}
-
-/// Whether ftrace can hook the function at `addr` (a symbol's address),
-/// asked as [`function_traceable`] asks: in the filter of an ops that is
-/// never registered. Never dynprobe's own (own_text.rs).
-pub(crate) fn address_traceable(addr: usize) -> bool {
-    if super::own_text::contains(addr) {
-        return false;
-    }
-    let _check = CHECK.lock();
-    let ops = CHECK_OPS.0.get();
-    // SAFETY: the ops is never registered and only used under `CHECK`.
-    let ret = unsafe {
-        let ret = b::ftrace_set_filter_ip(ops, addr as c_ulong, 0, 1);
-        b::ftrace_free_filter(ops);
-        ret
-    };
-    ret == 0
+    glob_traceable(&mut glob, bytes.len())
 }

@@ -11,8 +11,9 @@ use core::pin::Pin;
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
-use super::{Feed, Hook, Place};
+use super::Hook;
 use crate::lang::{is_function_list, DefView, ProbeKind};
+use crate::probe::{Feed, Place};
 use crate::sys::bindings as b;
 
 /// An entry probe on the shared ftrace_ops.
@@ -67,7 +68,7 @@ pub(super) fn shared_hook_address(kind: ProbeKind, target: &[u8]) -> Option<usiz
     let addr = match target.iter().position(|&c| c == b':') {
         Some(colon) => super::function_list::module_symbol_function(target, colon, None).ok()?,
         None => {
-            let name = super::hook::nul_terminated(target).ok()?;
+            let name = super::nul_terminated(target).ok()?;
             // SAFETY: `name` is NUL-terminated; the stub checks the symbol.
             unsafe { b::dynprobe_call_kallsyms_lookup_name(name.as_ptr().cast()) }
         }
@@ -125,13 +126,13 @@ impl FentryHook {
                 return Err(e);
             }
         };
-        Ok(super::hook::boxed(hook))
+        Ok(super::boxed(hook))
     }
 }
 
 impl Hook for FentryHook {
     fn arm(&self, def: DefView<'_>) -> Result {
-        super::hook::fprobe_lockdown()?;
+        super::fprobe_lockdown()?;
         let probe = self.probe.get();
         let target = def.full_symbol().ok_or(EINVAL)?;
         // SAFETY: the probe is set up and not armed (event_mutex orders

@@ -27,8 +27,9 @@ use kernel::sync::global_lock;
 use kernel::types::Opaque;
 
 use super::fprobe::FprobeHook;
-use super::{Feed, Hook, Place};
+use super::Hook;
 use crate::lang::DefView;
+use crate::probe::{Feed, Place};
 use crate::sys::bindings as b;
 
 /// Modules with tracepoints, and the hooks.
@@ -141,7 +142,7 @@ impl TracepointHook {
     ///
     /// The feed's sink and definition must outlive the hook.
     pub(super) unsafe fn boxed(place: &mut Place<'_>, feed: Feed) -> Result<KBox<dyn Hook>> {
-        let name = super::hook::place_symbol(place)?;
+        let name = super::place_symbol(place)?;
         if name.is_empty() {
             return Err(EINVAL);
         }
@@ -168,7 +169,7 @@ impl TracepointHook {
         let mut state = STATE.lock();
         state.hooks.push(NonNull::from(&*hook), GFP_KERNEL)?;
         drop(state);
-        Ok(super::hook::boxed(hook))
+        Ok(super::boxed(hook))
     }
 
     fn name(&self) -> &CStr {
@@ -221,7 +222,7 @@ impl TracepointHook {
 impl Hook for TracepointHook {
     /// A tracepoint that is not there yet is hooked when its module comes.
     fn arm(&self, _def: DefView<'_>) -> Result {
-        super::hook::fprobe_lockdown()?;
+        super::fprobe_lockdown()?;
         let state = STATE.lock();
         self.armed.set(true);
         let ret = match find(&state, self.name()) {

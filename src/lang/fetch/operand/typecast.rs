@@ -4,13 +4,14 @@
 //! `(STRUCT,FIELD[.F2])VAR->M` takes VAR as pointing at FIELD inside
 //! STRUCT (container_of); VAR may be parenthesized (and hold another
 //! typecast), a dereference or a per-CPU form. Spoken on every kernel.
+//! A part of an operand: VAR is an operand again ([`parse_fetch`]).
 
-use super::btf_arg::{btf_member, members_of, split_next_field};
-use super::insn::{op, set, Code, K};
-use super::operand::{check_nesting, parse_fetch, THIS_CPU_PTR, THIS_CPU_READ};
-use super::{err, err_no, AErr, Ctx};
+use super::{check_nesting, parse_fetch, THIS_CPU_PTR, THIS_CPU_READ};
 use crate::lang::def::Definition;
 use crate::lang::error::{errno, ErrorCode};
+use crate::lang::fetch::btf_arg::{btf_member, members_of, split_next_field};
+use crate::lang::fetch::insn::{op, set, Code, K};
+use crate::lang::fetch::{err, err_no, AErr, Ctx};
 use crate::lang::resolver::{BtfType, Resolver};
 use crate::lang::text::{self, at, find, head, is_digit, tail};
 

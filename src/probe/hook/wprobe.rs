@@ -11,9 +11,9 @@ use core::ptr::NonNull;
 
 use kernel::prelude::*;
 
-use super::resolver::KernelResolver;
-use super::{Feed, Hook, Place};
-use crate::lang::{DefView, Resolver};
+use super::Hook;
+use crate::lang::DefView;
+use crate::probe::{Feed, Place};
 use crate::sys::bindings as b;
 
 /// One watchpoint's breakpoints.
@@ -71,7 +71,7 @@ impl Hook for WprobeHook {
         // is armed again only if it is where it was.
         let resolved = def
             .full_symbol()
-            .and_then(|s| KernelResolver::new().symbol_address(s))
+            .and_then(crate::probe::symbol_name::address)
             .map_or(0, |a| a.wrapping_add(def.offset()));
         // SAFETY: a live object (type invariant); event_mutex is held.
         let ret = kernel::error::to_result(unsafe {

@@ -153,7 +153,7 @@ unsafe extern "C" fn collect(data: *mut c_void, name: *const c_char, addr: c_ulo
             }
         }
     }
-    if c.first_traceable && !super::fprobe::address_traceable(addr) {
+    if c.first_traceable && !super::traceable::address_traceable(addr) {
         return 0;
     }
     if c.addrs.len() >= MAX_LIST_FUNCTIONS {
@@ -223,7 +223,7 @@ fn walk(
 fn hookable(mut addrs: KVec<usize>) -> KVec<usize> {
     let distinct = sort_dedup(&mut addrs);
     addrs.truncate(distinct);
-    addrs.retain(|a| super::fprobe::address_traceable(*a));
+    addrs.retain(|a| super::traceable::address_traceable(*a));
     addrs
 }
 
@@ -438,7 +438,7 @@ pub(crate) fn module_symbol_function(
     colon: usize,
     holds: Option<&mut ModuleHolds>,
 ) -> Result<usize> {
-    let module = super::hook::nul_terminated(place.get(..colon).ok_or(EINVAL)?)?;
+    let module = super::nul_terminated(place.get(..colon).ok_or(EINVAL)?)?;
     let module = core::ffi::CStr::from_bytes_with_nul(&module).map_err(|_| EINVAL)?;
     module_function_held(module, place.get(colon + 1..).ok_or(EINVAL)?, holds)
 }
@@ -527,7 +527,7 @@ fn module_function_held(
     match (w.found, w.several) {
         (None, _) => Err(ENOENT),
         (Some(_), true) => Err(EINVAL),
-        (Some(addr), false) if super::fprobe::address_traceable(addr) => Ok(addr),
+        (Some(addr), false) if super::traceable::address_traceable(addr) => Ok(addr),
         (Some(_), false) => Err(EINVAL),
     }
 }

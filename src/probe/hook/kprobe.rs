@@ -4,7 +4,7 @@
 //! probe is made, which checks the place at once, and enabled while the
 //! event is. A place in a module (`MOD:SYM`) that is not loaded waits for
 //! the module, and is registered again whenever it comes, as the kernel's
-//! kprobe events are ([`super::module_waits`]).
+//! kprobe events are ([`module_waits`]).
 
 use core::cell::Cell;
 use core::marker::PhantomPinned;
@@ -15,9 +15,12 @@ use kernel::ffi::c_char;
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
-use super::{module_waits, Feed, Hook, Place};
+use super::Hook;
 use crate::lang::{DefView, ProbeKind};
+use crate::probe::{Feed, Place};
 use crate::sys::bindings as b;
+
+pub(super) mod module_waits;
 
 /// A kprobe or kretprobe.
 ///
@@ -63,7 +66,7 @@ impl KprobeHook {
     ///
     /// The feed's sink and definition must outlive the hook.
     pub(super) unsafe fn boxed(place: &mut Place<'_>, feed: Feed) -> Result<KBox<dyn Hook>> {
-        let symbol = super::hook::place_symbol(place)?;
+        let symbol = super::place_symbol(place)?;
         let ret = place.kind == ProbeKind::Kretprobe;
         // The vector's buffer stays where it is when the vector moves into
         // the hook, which then keeps it as long as the probe points to it.
@@ -103,12 +106,12 @@ impl KprobeHook {
         unsafe { (*hook.probe.get()).feed = hook.feed.get() };
         let Some(module) = module_of(hook.name()) else {
             hook.register(false)?;
-            return Ok(super::hook::boxed(hook));
+            return Ok(super::boxed(hook));
         };
         // Not loaded yet (ENOENT): registered when the module comes.
         module_waits::register_and_add(&hook, module)?;
         hook.waits.set(true);
-        Ok(super::hook::boxed(hook))
+        Ok(super::boxed(hook))
     }
 
     /// The symbol, without its NUL.
