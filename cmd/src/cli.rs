@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The command line's one definition: every subcommand, option and
-//! manual text of `dynprobe`, as clap's derive. Parsing (args.rs) and
-//! the manual (`dynprobe --help`, here) are made from it.
+//! manual text of `dynprobe`, as clap's derive. Parsing (args.rs), the
+//! manual (`dynprobe --help`, here), the completions and the man page
+//! (docs.rs) are all made from it.
 
 use std::ffi::OsStr;
 

@@ -7,6 +7,7 @@ pub mod args;
 pub mod btfnames;
 pub mod check;
 pub mod cli;
+pub mod docs;
 pub mod line;
 pub mod list;
 pub mod trace;
