@@ -20,7 +20,7 @@
 #                 removals (SEED=N STEPS=M, KERNEL=stock)
 #   make run      boot the guest, load the module and show it working
 #   make shell    interactive guest with the module built
-#   make install-command  the dynprobe command and its bash completion
+#   make install-command  the dynprobe command, its completions and man page
 #                 (PREFIX=/usr/local, DESTDIR; SYSTEM_CARGO=1 builds with
 #                 the machine's cargo instead of the set-up root's)
 # run, shell and check-peer take KERNEL=stock for Debian's stock kernel.
@@ -95,11 +95,17 @@ dkms-build:
 # The dynprobe command (cmd/): DKMS installs the module, this the command
 # beside it.
 PREFIX ?= /usr/local
+# Its completions and man page are made from its definition
+# (cmd/src/cli.rs) by dynprobe-docs into build/cmd-target/share/.
+COMMAND_DOCS = bash-completion/completions/dynprobe zsh/vendor-completions/_dynprobe \
+	fish/vendor_completions.d/dynprobe.fish man/man8/dynprobe.8
 install-command:
-	$(if $(SYSTEM_CARGO),cd $(TOP)/cmd && cargo build --release --target-dir $(TOP)/build/cmd-target,$(TOP)/tools/setup/command --release)
+	$(if $(SYSTEM_CARGO),cd $(TOP)/cmd && cargo build --release --target-dir $(TOP)/build/cmd-target && \
+		$(TOP)/build/cmd-target/release/dynprobe-docs $(TOP)/build/cmd-target/share >/dev/null,$(TOP)/tools/setup/command --release)
 	install -D -m 0755 $(TOP)/build/cmd-target/release/dynprobe $(DESTDIR)$(PREFIX)/bin/dynprobe
-	install -D -m 0644 $(TOP)/cmd/completion/dynprobe.bash \
-		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/dynprobe
+	for f in $(COMMAND_DOCS); do \
+		install -D -m 0644 $(TOP)/build/cmd-target/share/$$f $(DESTDIR)$(PREFIX)/share/$$f || exit 1; \
+	done
 
 setup:
 	$(TOP)/tools/setup/root

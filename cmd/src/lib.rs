@@ -3,128 +3,20 @@
 //! dynprobe's events from one command. Each line is checked on the host
 //! by the module's own language crate before it is written.
 
+pub mod args;
 pub mod btfnames;
 pub mod check;
+pub mod cli;
+pub mod docs;
 pub mod line;
 pub mod list;
 pub mod trace;
 pub mod tracefs;
 
+pub use args::parse_args;
 use check::Host;
 use line::{plan, Planned};
 use tracefs::Tracefs;
-
-/// The manual, `dynprobe --help`.
-pub const HELP: &str = "\
-dynprobe: find, define, trace and clean up dynprobe events
-
-usage: dynprobe list [GLOB] [-v]
-       dynprobe add [--dry-run] [--no-check] LINE...
-       dynprobe del [--dry-run] EVENT|GLOB...
-       dynprobe show
-       dynprobe check LINE...
-       dynprobe trace [--filter EXPR] [--json] [--no-check] LINE... [-- CMD [ARGS]]
-       dynprobe help [SUBCOMMAND]
-
-A LINE is any line of dynprobe's control files; the form picks the file:
-  p:..., r:...                      kprobe_events
-  f:..., t:..., e:..., w:..., s:... dynamic_events
-  FUNC(ARGS) [-> ...]               function_events
-  EVENT TYPE FIELD[; ...]           synthetic_events
-or perf probe's shorthand, [[GROUP:]EVENT=]FUNC[%return|+OFFS] [ARG...],
-which becomes an fprobe line: 'vfs_read file count' is
-'f:probe/vfs_read vfs_read file count' (kprobe 'p:...' for FUNC+OFFS).
-
-Every line is checked on the host first, with the module's language and
-the running kernel's BTF: a refused line is printed as error_log shows it,
-with a caret, and nothing is written. Lines are appended (never
-truncating); a line the module refuses prints its error_log entry and
-leaves every other definition in place. Exit status: 0 when all went
-well, 1 otherwise, 2 for a usage error.
-
-Files: /sys/kernel/tracing/dynprobe/ (DYNPROBE_TRACEFS=DIR for another
-tracing directory), /sys/kernel/btf/. Run 'dynprobe help SUBCOMMAND' for
-each subcommand.
-";
-
-fn sub_help(sub: &str) -> Option<&'static str> {
-    Some(match sub {
-        "list" => {
-            "\
-usage: dynprobe list [GLOB] [-v]
-
-Lists what can be traced, one a line, filtered by GLOB (*, ?, [...]):
-  function NAME(PARAMS) [MODULE]   functions ftrace can hook
-                                   (available_filter_functions), with
-                                   their parameters from BTF
-                                   (/sys/kernel/btf/vmlinux, /sys/kernel/btf/MOD)
-  tracepoint SYSTEM:EVENT(FIELDS)  trace events (events/*/*/format)
-  dynprobe GROUP:EVENT (FILE: LINE) dynprobe's own events
--v adds the C types: 'function ssize_t vfs_read(struct file *file, ...)'.
-A GLOB matches the function name, SYSTEM:EVENT or EVENT.
-"
-        }
-        "add" => {
-            "\
-usage: dynprobe add [--dry-run] [--no-check] LINE...
-
-Defines each LINE in the control file its form picks (see dynprobe help),
-in order; stops at the first refused line (those before it stay defined).
-  --dry-run   print 'FILE: LINE' for each line instead of writing
-  --no-check  skip the host check (the module still checks)
-Examples:
-  dynprobe add 'vfs_read(file, count)'
-  dynprobe add 'p:demo/open do_sys_openat2 dfd=%di:s32'
-  dynprobe add 'vfs_read%return $retval'
-"
-        }
-        "del" => {
-            "\
-usage: dynprobe del [--dry-run] EVENT|GLOB...
-
-Removes each of dynprobe's events that a pattern names: GROUP/EVENT,
-GROUP:EVENT, EVENT (any group) or a glob of either ('probe/*', 'vfs_*').
-A pattern that names nothing is an error (status 1).
-  --dry-run   print the removal lines instead of writing them
-"
-        }
-        "show" => {
-            "\
-usage: dynprobe show
-
-Prints dynprobe's definitions, each with its file:
-  FILE: LINE
-"
-        }
-        "check" => {
-            "\
-usage: dynprobe check LINE...
-
-Checks each LINE on the host only (no module needed) and prints
-'FILE: LINE' or the error as error_log shows it, with its caret.
-"
-        }
-        "trace" => {
-            "\
-usage: dynprobe trace [--filter EXPR] [--json] [--no-check] LINE... [-- CMD [ARGS]]
-
-Defines the LINEs, enables their events in a trace instance of its own
-(instances/dynprobe-PID), streams the events as trace_pipe prints them
-(--json: one JSON object a line: comm, pid, cpu, time, event, text),
-and stops at Ctrl-C (SIGINT), SIGTERM or SIGHUP, or when CMD exits. It
-then removes exactly what it made, also when the module refused one of
-the lines, and prints a summary on stderr: events seen per event, misses
-(dynprobe/kprobe_profile) and records lost in the ring buffer (the
-instance's per_cpu/cpu*/stats overrun and dropped events).
-  --filter EXPR  set EXPR as each event's filter
-Exit status: CMD's when it ran, 128+N after signal N, 1 on an error.
-Example:
-  dynprobe trace 'vfs_read(file, count)' -- cat /etc/hostname
-"
-        }
-        _ => return None,
-    })
-}
 
 /// A parsed command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -176,115 +68,6 @@ pub enum Cmd {
     Help(Option<String>),
 }
 
-/// Parses the arguments after the program's name.
-pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
-    let Some(sub) = args.first() else {
-        return Ok(Cmd::Help(None));
-    };
-    let rest = &args[1..];
-    if rest
-        .iter()
-        .take_while(|a| *a != "--")
-        .any(|a| a == "--help" || a == "-h")
-    {
-        return Ok(Cmd::Help(Some(sub.clone())));
-    }
-    let mut words = Vec::new();
-    let mut flags = Vec::new();
-    let mut filter = None;
-    let mut cmd = Vec::new();
-    let mut i = 0;
-    while i < rest.len() {
-        let a = &rest[i];
-        if a == "--" {
-            cmd = rest[i + 1..].to_vec();
-            break;
-        } else if a == "--filter" {
-            i += 1;
-            filter = Some(rest.get(i).ok_or("--filter needs an expression")?.clone());
-        } else if let Some(f) = a.strip_prefix("--filter=") {
-            filter = Some(f.to_string());
-        } else if a.starts_with("--") || (a.starts_with('-') && a.len() == 2 && sub == "list") {
-            flags.push(a.as_str());
-        } else {
-            words.push(a.clone());
-        }
-        i += 1;
-    }
-    let allowed: &[&str] = match sub.as_str() {
-        "list" => &["-v", "--verbose"],
-        "add" => &["--dry-run", "--no-check"],
-        "del" => &["--dry-run"],
-        "trace" => &["--json", "--no-check"],
-        _ => &[],
-    };
-    if let Some(bad) = flags.iter().find(|f| !allowed.contains(f)) {
-        return Err(format!("{sub}: unknown option {bad}"));
-    }
-    if filter.is_some() && sub != "trace" {
-        return Err(format!("{sub}: unknown option --filter"));
-    }
-    if !cmd.is_empty() && sub != "trace" {
-        return Err(format!("{sub}: no command after -- here"));
-    }
-    let has = |f: &str| flags.contains(&f);
-    let need_words = |what: &str| {
-        if words.is_empty() {
-            Err(format!("{sub}: needs {what}"))
-        } else {
-            Ok(())
-        }
-    };
-    Ok(match sub.as_str() {
-        "list" => {
-            if words.len() > 1 {
-                return Err("list: one GLOB at most".into());
-            }
-            Cmd::List {
-                glob: words.pop(),
-                verbose: has("-v") || has("--verbose"),
-            }
-        }
-        "add" => {
-            need_words("a LINE")?;
-            Cmd::Add {
-                lines: words,
-                dry_run: has("--dry-run"),
-                no_check: has("--no-check"),
-            }
-        }
-        "del" => {
-            need_words("an EVENT or GLOB")?;
-            Cmd::Del {
-                patterns: words,
-                dry_run: has("--dry-run"),
-            }
-        }
-        "show" => {
-            if !words.is_empty() {
-                return Err("show: takes no arguments".into());
-            }
-            Cmd::Show
-        }
-        "check" => {
-            need_words("a LINE")?;
-            Cmd::Check { lines: words }
-        }
-        "trace" => {
-            need_words("a LINE")?;
-            Cmd::Trace {
-                lines: words,
-                filter,
-                json: has("--json"),
-                no_check: has("--no-check"),
-                cmd,
-            }
-        }
-        "help" | "--help" | "-h" => Cmd::Help(words.pop()),
-        other => return Err(format!("unknown subcommand `{other}`")),
-    })
-}
-
 /// Plans each line and checks it on the host; prints the first error.
 fn prepare(lines: &[String], host: Option<&Host>) -> Result<Vec<Planned>, ()> {
     let mut out = Vec::new();
@@ -319,21 +102,13 @@ pub fn run(cmd: Cmd) -> i32 {
         }
     };
     match cmd {
-        Cmd::Help(None) => {
-            print!("{HELP}");
-            0
-        }
-        Cmd::Help(Some(s)) => match sub_help(&s) {
+        Cmd::Help(s) => match cli::manual(s.as_deref()) {
             Some(h) => {
                 print!("{h}");
                 0
             }
-            None if s == "help" => {
-                print!("{HELP}");
-                0
-            }
             None => {
-                eprintln!("dynprobe: unknown subcommand `{s}`");
+                eprintln!("dynprobe: unknown subcommand `{}`", s.unwrap_or_default());
                 2
             }
         },
@@ -573,11 +348,14 @@ mod tests {
 
     #[test]
     fn every_subcommand_has_a_manual() {
+        let help = cli::manual(None).unwrap();
         for s in ["list", "add", "del", "show", "check", "trace"] {
-            assert!(sub_help(s)
+            assert!(cli::manual(Some(s))
                 .unwrap()
                 .starts_with(&format!("usage: dynprobe {s}")));
-            assert!(HELP.contains(&format!("dynprobe {s}")));
+            assert!(help.contains(&format!("dynprobe {s}")));
         }
+        assert_eq!(cli::manual(Some("help")), Some(help));
+        assert_eq!(cli::manual(Some("frob")), None);
     }
 }
