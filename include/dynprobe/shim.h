@@ -342,9 +342,15 @@ bool dynprobe_own_address(unsigned long addr);
  */
 struct module *dynprobe_hold_live_module(unsigned long addr);
 
-/* Per-CPU scratch records of the hit path. */
-int dynprobe_events_init(void);
-void dynprobe_events_exit(void);
+/* The hit path's per-CPU scratch records (hit.c). */
+int dynprobe_hit_init(void);
+void dynprobe_hit_exit(void);
+/*
+ * References on dynprobe's events pin the module (holds.c): registered
+ * before any event exists, unregistered once none is left.
+ */
+int dynprobe_holds_init(void);
+void dynprobe_holds_exit(void);
 
 /*
  * What the fast record path (hit.c) reads of the tracing core's private
@@ -358,22 +364,16 @@ void dynprobe_events_exit(void);
 bool dynprobe_fast_record_init(u32 buffer_offset, u32 flags_offset,
 			       u32 flags_size, u64 slow_flags);
 
-/* Per-CPU hit counters. */
+/*
+ * Per-CPU hit counters (memory.c; alloc_percpu() and per_cpu_ptr() are
+ * macros). A counter is freed with free_percpu().
+ */
 unsigned long __percpu *dynprobe_counter_alloc(void);
-void dynprobe_counter_free(unsigned long __percpu *counter);
 u64 dynprobe_counter_sum(unsigned long __percpu *counter);
 
 /* kvfree() after an RCU grace period, sleeping if memory is short. */
 void dynprobe_kvfree_rcu(void *ptr);
-/*
- * event_mutex: taken by the tracing core around enabling, and by dynprobe
- * around a batch of removals (mutex_lock() is a macro under lockdep).
- */
-void dynprobe_events_lock(void);
-void dynprobe_events_unlock(void);
-/* lockdep_assert_held(&event_mutex): where the tracing core holds it for us. */
-void dynprobe_events_assert_held(void);
-/* Whether event @system/@name exists; event_mutex held. */
+/* Whether event @system/@name exists; event_mutex held (event_names.c). */
 bool dynprobe_event_name_taken(const char *system, const char *name);
 
 /* Fault-tolerant reads and register access for the fetchers (src/shim/fetch.c). */

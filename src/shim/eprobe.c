@@ -122,10 +122,10 @@ static int filter_create(struct trace_event_call *call, char *filter_str,
 	if (!dynprobe_event_filters())
 		return -EOPNOTSUPP;
 	*filter = NULL;
-	dynprobe_events_lock();
+	mutex_lock(dynprobe_ksyms.event_mutex);
 	ret = dynprobe_call_create_event_filter(NULL, call, filter_str, log,
 						filter);
-	dynprobe_events_unlock();
+	mutex_unlock(dynprobe_ksyms.event_mutex);
 	if (ret) {
 		dynprobe_call_free_event_filter(*filter);
 		*filter = NULL;
