@@ -403,7 +403,6 @@ size_t dynprobe_rs_record_event(const void *def, struct pt_regs *regs,
 void dynprobe_rs_store_entry(const void *def, struct pt_regs *regs,
 			     unsigned long *entry_data);
 
-#include "dynprobe/synth.h"
 #include "dynprobe/api_glue.h"
 #ifdef __BINDGEN__
 #include "dynprobe/api.h"

@@ -60,6 +60,12 @@ impl EventsLock {
         Self::take(false)
     }
 
+    /// Takes event_mutex to read what changes under it (a synthetic
+    /// event's users).
+    pub(crate) fn lock_to_read() -> Self {
+        Self::take(false)
+    }
+
     fn take(reset: bool) -> Self {
         // SAFETY: plain mutex_lock() of event_mutex; released in `drop`.
         unsafe { bindings::mutex_lock(event_mutex()) };
