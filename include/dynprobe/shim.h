@@ -89,6 +89,14 @@ struct pt_regs;
 #define DYNPROBE_RECORD_MAX 4096
 
 /*
+ * The room sprint_symbol() may write ("SYM+0xOFF/0xSIZE [MOD]" and its
+ * NUL), for the notrace check (src/probe/notrace.rs); an enum, so that
+ * bindgen evaluates the kernel's expression.
+ */
+#include <linux/kallsyms.h>
+enum { DYNPROBE_KSYM_SYMBOL_LEN = KSYM_SYMBOL_LEN };
+
+/*
  * What an fprobe hook is (struct dynprobe_fprobe): how its handlers write
  * the record's header, and whether it is a tracepoint's (Rust's
  * lang::ProbeKind is the list of all kinds; src/probe/fprobe.rs maps it).
@@ -299,11 +307,6 @@ void dynprobe_eprobe_exit(void);
  */
 int dynprobe_lockdown_tracefs(void);
 int dynprobe_lockdown_kprobes(void);
-/*
- * The checks of the kernel's kprobe events before register_kprobe():
- * lockdown, and a place in a function ftrace cannot trace (-EINVAL).
- */
-int dynprobe_kprobe_precheck(struct kprobe *kp);
 
 /* Sets the handlers of an fprobe, with an exit handler if @exit. */
 void dynprobe_fprobe_init(struct dynprobe_fprobe *probe, bool exit,

@@ -12,6 +12,7 @@ mod function_list;
 pub(crate) mod hook;
 mod kprobe;
 mod module_waits;
+mod notrace;
 mod own_text;
 pub(crate) mod resolver;
 mod tracepoint;
@@ -321,6 +322,7 @@ impl Probe {
 /// registers the probes' notifiers, and pins the module under every
 /// reference on its events (src/shim/holds.c).
 pub(crate) fn init() -> Result {
+    notrace::init();
     hook::init()?;
     // SAFETY: called once from module init.
     if let Err(e) = to_result(unsafe { b::dynprobe_hit_init() }) {
