@@ -23,6 +23,11 @@
  * makes and releases counters outside the hotplug lock, under
  * eprobes_lock as attach and detach do. A CPU that comes online is thus
  * traced from shortly after, not from the moment it is online.
+ *
+ * What makes it C: the hotplug states (cpuhp_setup_state_nocalls(),
+ * cpuhp_remove_state_nocalls(): static inlines), the CPU and list
+ * iterators (for_each_online_cpu(), list_for_each_entry(): macros) and
+ * the overflow handler perf calls.
  */
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
