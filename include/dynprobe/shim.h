@@ -91,6 +91,14 @@ struct pt_regs;
 #define DYNPROBE_RECORD_MAX 4096
 
 /*
+ * The room sprint_symbol() may write ("SYM+0xOFF/0xSIZE [MOD]" and its
+ * NUL), for the notrace check (src/probe/notrace.rs); an enum, so that
+ * bindgen evaluates the kernel's expression.
+ */
+#include <linux/kallsyms.h>
+enum { DYNPROBE_KSYM_SYMBOL_LEN = KSYM_SYMBOL_LEN };
+
+/*
  * What an fprobe hook is (struct dynprobe_fprobe): how its handlers write
  * the record's header, and whether it is a tracepoint's (Rust's
  * lang::ProbeKind is the list of all kinds; src/probe/hook/fprobe.rs maps it).
@@ -301,11 +309,6 @@ void dynprobe_eprobe_exit(void);
  */
 int dynprobe_lockdown_tracefs(void);
 int dynprobe_lockdown_kprobes(void);
-/*
- * The checks of the kernel's kprobe events before register_kprobe():
- * lockdown, and a place in a function ftrace cannot trace (-EINVAL).
- */
-int dynprobe_kprobe_precheck(struct kprobe *kp);
 
 /* Sets the handlers of an fprobe, with an exit handler if @exit. */
 void dynprobe_fprobe_init(struct dynprobe_fprobe *probe, bool exit,
@@ -344,9 +347,15 @@ bool dynprobe_own_address(unsigned long addr);
  */
 struct module *dynprobe_hold_live_module(unsigned long addr);
 
-/* Per-CPU scratch records of the hit path. */
-int dynprobe_events_init(void);
-void dynprobe_events_exit(void);
+/* The hit path's per-CPU scratch records (hit.c). */
+int dynprobe_hit_init(void);
+void dynprobe_hit_exit(void);
+/*
+ * References on dynprobe's events pin the module (holds.c): registered
+ * before any event exists, unregistered once none is left.
+ */
+int dynprobe_holds_init(void);
+void dynprobe_holds_exit(void);
 
 /*
  * What the fast record path (hit.c) reads of the tracing core's private
@@ -360,22 +369,16 @@ void dynprobe_events_exit(void);
 bool dynprobe_fast_record_init(u32 buffer_offset, u32 flags_offset,
 			       u32 flags_size, u64 slow_flags);
 
-/* Per-CPU hit counters. */
+/*
+ * Per-CPU hit counters (memory.c; alloc_percpu() and per_cpu_ptr() are
+ * macros). A counter is freed with free_percpu().
+ */
 unsigned long __percpu *dynprobe_counter_alloc(void);
-void dynprobe_counter_free(unsigned long __percpu *counter);
 u64 dynprobe_counter_sum(unsigned long __percpu *counter);
 
 /* kvfree() after an RCU grace period, sleeping if memory is short. */
 void dynprobe_kvfree_rcu(void *ptr);
-/*
- * event_mutex: taken by the tracing core around enabling, and by dynprobe
- * around a batch of removals (mutex_lock() is a macro under lockdep).
- */
-void dynprobe_events_lock(void);
-void dynprobe_events_unlock(void);
-/* lockdep_assert_held(&event_mutex): where the tracing core holds it for us. */
-void dynprobe_events_assert_held(void);
-/* Whether event @system/@name exists; event_mutex held. */
+/* Whether event @system/@name exists; event_mutex held (event_names.c). */
 bool dynprobe_event_name_taken(const char *system, const char *name);
 
 /* Fault-tolerant reads and register access for the fetchers (src/shim/fetch.c). */
@@ -405,7 +408,6 @@ size_t dynprobe_rs_record_event(const void *def, struct pt_regs *regs,
 void dynprobe_rs_store_entry(const void *def, struct pt_regs *regs,
 			     unsigned long *entry_data);
 
-#include "dynprobe/synth.h"
 #include "dynprobe/api_glue.h"
 #ifdef __BINDGEN__
 #include "dynprobe/api.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The synthetic events dynprobe made, through the kernel's exported
-//! synthetic event API (src/shim/synth.c): they are the kernel's own
+//! synthetic event API ([`tracing_core`]): they are the kernel's own
 //! synthetic events, so hist triggers' `onmatch().trace()`, `onmax()` and
 //! `onchange()` actions find them by name like any other.
 //!
@@ -10,6 +10,8 @@
 //! dynprobe's back, and an event of that name made there afterwards is not
 //! dynprobe's unless it is the same event. Each use of the list first
 //! drops what is no longer there.
+
+mod tracing_core;
 
 use kernel::prelude::*;
 
@@ -42,25 +44,7 @@ fn c_string(parts: &[&[u8]]) -> Result<KVec<u8>> {
 /// The print fmt of synthetic event `name` (NUL-terminated): `None` when
 /// there is no such event.
 fn kernel_print_fmt(name: &[u8]) -> Result<Option<KVec<u8>>> {
-    // SAFETY: `name` is NUL-terminated; a zero-length buffer is not
-    // written to.
-    let len =
-        unsafe { b::dynprobe_synth_print_fmt(name.as_ptr().cast(), core::ptr::null_mut(), 0) };
-    if len == ENOENT.to_errno() {
-        return Ok(None);
-    }
-    let len = usize::try_from(len).map_err(|_| Error::from_errno(len))?;
-    let mut buf = KVec::from_elem(0u8, len + 1, GFP_KERNEL)?;
-    // SAFETY: `buf` has room for `len + 1` bytes, the length given.
-    let again = unsafe {
-        b::dynprobe_synth_print_fmt(name.as_ptr().cast(), buf.as_mut_ptr().cast(), buf.len())
-    };
-    if again == ENOENT.to_errno() {
-        return Ok(None);
-    }
-    // Deleted and made again in between: what counts is what is there now.
-    buf.truncate(usize::try_from(again).unwrap_or(0).min(len));
-    Ok(Some(buf))
+    tracing_core::print_fmt(name)
 }
 
 impl SynthEvent {
@@ -81,7 +65,7 @@ impl SynthEvent {
                 return Err(EINVAL);
             };
             descs.push(
-                b::dynprobe_synth_field {
+                b::synth_field_desc {
                     type_: ty.as_ptr().cast(),
                     name: field.as_ptr().cast(),
                 },
@@ -91,29 +75,21 @@ impl SynthEvent {
         let mut listing = KVec::new();
         def.write_listing(&mut VecWriter(&mut listing))
             .map_err(|_| ENOMEM)?;
-        let n = u32::try_from(descs.len()).map_err(|_| EINVAL)?;
-        // SAFETY: `name` and every string `descs` points to are
-        // NUL-terminated and live across the call, which copies them.
-        let ret = unsafe { b::dynprobe_synth_create(name.as_ptr().cast(), descs.as_mut_ptr(), n) };
-        if ret != 0 {
-            return Err(Error::from_errno(ret));
-        }
+        tracing_core::create(&name, &mut descs)?;
         // The tracing core registers an event whose file in the top trace
         // instance it could not allocate (it only warns): such an event
         // would not be found (`alive()`), so dynprobe would forget it while
         // its name stays taken. It is deleted again, and the write fails
         // with ENOMEM. So is one whose print fmt cannot be copied, or one
         // with fields missing.
-        // SAFETY: `name` is NUL-terminated.
-        let fields = unsafe { b::dynprobe_synth_fields(name.as_ptr().cast()) };
+        let fields = tracing_core::fields(&name);
         let print_fmt = match kernel_print_fmt(&name) {
             // The tracing core only warns when it cannot define a field
             // either: the event would lack it in its format and filters.
-            Ok(Some(fmt)) if usize::try_from(fields).ok() == Some(count) => fmt,
+            Ok(Some(fmt)) if fields.ok() == Some(count) => fmt,
             found => {
-                // SAFETY: `name` is NUL-terminated; nothing uses the event
-                // yet.
-                unsafe { b::dynprobe_synth_delete(name.as_ptr().cast()) };
+                // Nothing uses the event yet.
+                let _ = tracing_core::delete(&name);
                 return Err(found.err().unwrap_or(ENOMEM));
             }
         };
@@ -134,39 +110,22 @@ impl SynthEvent {
     /// needs no memory: out of it, an event would be forgotten, left to
     /// the kernel. Only a missing event or another print fmt says no.
     fn alive(&self) -> bool {
-        // SAFETY: `name` is NUL-terminated; `print_fmt` is valid for its
-        // length.
-        let ret = unsafe {
-            b::dynprobe_synth_print_fmt_is(
-                self.name.as_ptr().cast(),
-                self.print_fmt.as_ptr().cast(),
-                self.print_fmt.len(),
-            )
-        };
-        ret != 0 && ret != ENOENT.to_errno()
+        match tracing_core::print_fmt_is(&self.name, &self.print_fmt) {
+            Ok(same) => same,
+            Err(e) => e != ENOENT,
+        }
     }
 
     /// Deletes the kernel's event (`EBUSY` while it is in use).
     fn delete(&self) -> Result {
-        // SAFETY: `name` is NUL-terminated.
-        let ret = unsafe { b::dynprobe_synth_delete(self.name.as_ptr().cast()) };
-        if ret == 0 {
-            Ok(())
-        } else {
-            Err(Error::from_errno(ret))
-        }
+        tracing_core::delete(&self.name)
     }
 
     /// Whether deleting it would be refused now (`EBUSY`): `None` when
-    /// that cannot be told (src/shim/synth.c checks the kernel's event
-    /// looks as it expects).
+    /// that cannot be told ([`tracing_core::busy`] checks the kernel's
+    /// event looks as it expects).
     fn busy(&self) -> Option<bool> {
-        // SAFETY: `name` is NUL-terminated.
-        match unsafe { b::dynprobe_synth_busy(self.name.as_ptr().cast()) } {
-            0 => Some(false),
-            1 => Some(true),
-            _ => None,
-        }
+        tracing_core::busy(&self.name)
     }
 
     /// Makes the event again from its listing, after a clear that could

@@ -6,6 +6,7 @@
 
 pub(crate) mod compiled;
 pub(crate) mod hook;
+mod notrace;
 mod own_text;
 pub(crate) mod resolver;
 mod symbol_name;
@@ -236,7 +237,7 @@ impl Drop for Feed {
         // hook that holds the feed has unhooked (a hook's own drop runs
         // before its fields').
         unsafe {
-            b::dynprobe_counter_free((*self.feed.get()).nhit);
+            kernel::bindings::free_percpu((*self.feed.get()).nhit.cast());
             drop(Arc::from_raw((*self.feed.get()).def.cast::<CompiledDef>()));
         }
     }
@@ -310,12 +311,22 @@ impl Probe {
     }
 }
 
-/// Allocates what probe handlers share (per-CPU scratch buffers) and
-/// registers the probes' notifiers.
+/// Allocates what probe handlers share (per-CPU scratch buffers),
+/// registers the probes' notifiers, and pins the module under every
+/// reference on its events (src/shim/holds.c).
 pub(crate) fn init() -> Result {
+    notrace::init();
     hook::init()?;
     // SAFETY: called once from module init.
-    if let Err(e) = to_result(unsafe { b::dynprobe_events_init() }) {
+    if let Err(e) = to_result(unsafe { b::dynprobe_hit_init() }) {
+        hook::exit();
+        return Err(e);
+    }
+    // Before any event exists: every reference on one pins the module.
+    // SAFETY: called once from module init.
+    if let Err(e) = to_result(unsafe { b::dynprobe_holds_init() }) {
+        // SAFETY: `dynprobe_hit_init` succeeded; no hit can run yet.
+        unsafe { b::dynprobe_hit_exit() };
         hook::exit();
         return Err(e);
     }
@@ -324,7 +335,11 @@ pub(crate) fn init() -> Result {
 
 /// Undoes [`init`], once no event is left.
 pub(crate) fn exit() {
-    // SAFETY: called from module exit after every event is gone.
-    unsafe { b::dynprobe_events_exit() };
+    // SAFETY: called from module exit after every event is gone, so no
+    // reference on one is taken or dropped, and no hit runs.
+    unsafe {
+        b::dynprobe_holds_exit();
+        b::dynprobe_hit_exit();
+    }
     hook::exit();
 }

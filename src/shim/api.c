@@ -4,6 +4,11 @@
  * commands are Rust (src/api/commands.rs; an out-of-tree module's
  * exports are made by this C macro); holding an event and tracing it wrap
  * the kernel's exported event-file and synthetic-event calls.
+ *
+ * What makes it C: it defines exported symbols (EXPORT_SYMBOL_GPL, which
+ * an out-of-tree Rust module cannot use), dynprobe_synth_trace() takes
+ * varargs, and enabling an event names it with trace_event_name(), a
+ * static inline.
  */
 
 #include <linux/err.h>

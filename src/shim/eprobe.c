@@ -23,6 +23,11 @@
  * makes and releases counters outside the hotplug lock, under
  * eprobes_lock as attach and detach do. A CPU that comes online is thus
  * traced from shortly after, not from the moment it is online.
+ *
+ * What makes it C: the hotplug states (cpuhp_setup_state_nocalls(),
+ * cpuhp_remove_state_nocalls(): static inlines), the CPU and list
+ * iterators (for_each_online_cpu(), list_for_each_entry(): macros) and
+ * the overflow handler perf calls.
  */
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
@@ -122,10 +127,10 @@ static int filter_create(struct trace_event_call *call, char *filter_str,
 	if (!dynprobe_event_filters())
 		return -EOPNOTSUPP;
 	*filter = NULL;
-	dynprobe_events_lock();
+	mutex_lock(dynprobe_ksyms.event_mutex);
 	ret = dynprobe_call_create_event_filter(NULL, call, filter_str, log,
 						filter);
-	dynprobe_events_unlock();
+	mutex_unlock(dynprobe_ksyms.event_mutex);
 	if (ret) {
 		dynprobe_call_free_event_filter(*filter);
 		*filter = NULL;

@@ -21,6 +21,11 @@
  * session may see in the next task. Records from NMI context are not
  * queued (the queue is not NMI-safe), nor those that find the queue full
  * (DEFERRED_BYTES before the irq_work has run); both only for perf.
+ *
+ * What makes it C: perf's submission (perf_trace_buf_alloc(),
+ * perf_fetch_caller_regs(), perf_trace_buf_submit(): static inlines), the
+ * per-CPU queue (alloc_percpu(), this_cpu_ptr(): macros) and its
+ * irq_work (IRQ_WORK_INIT_HARD(), a macro).
  */
 #include <linux/irq_work.h>
 #include <linux/percpu.h>

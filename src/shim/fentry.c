@@ -28,6 +28,11 @@
  * stays hooked to a callback that ignores it until the filter is rebuilt
  * from the table at the next arm, or freed (which needs no memory) when
  * the last probe is unhooked.
+ *
+ * What makes it C: the hash table the callback reads (DEFINE_HASHTABLE(),
+ * hash_add_rcu(), hash_for_each_possible(): macros), within_module() (a
+ * static inline), and the callback itself, which is the hit path's
+ * (hit.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

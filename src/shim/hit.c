@@ -6,7 +6,9 @@
  * perf submission), which Rust cannot call, so it is C, in one function a
  * hit enters once. The event it writes to is a Rust object
  * (src/event/trace_event.rs), seen here through its sink; the record comes from
- * the definition's programs (dynprobe_rs_record).
+ * the definition's programs (dynprobe_rs_record). The per-CPU scratch
+ * buffer records are assembled in is allocated here at load
+ * (dynprobe_hit_init(); alloc_percpu() is a macro).
  */
 #include <linux/context_tracking.h>
 #include <linux/ftrace.h>
@@ -414,6 +416,7 @@ static __always_inline void trace_record(const struct dynprobe_sink *sink,
 					 struct pt_regs *regs, const u8 *rec,
 					 size_t len)
 {
+	/* Pairs with the release stores of @file (trace_event.rs). */
 	struct trace_event_file *file = smp_load_acquire(&sink->file);
 	const struct dynprobe_files *files;
 	unsigned long i, nr;
@@ -609,90 +612,14 @@ void dynprobe_dispatch_event(const struct dynprobe_feed *feed,
 }
 NOKPROBE_SYMBOL(dynprobe_dispatch_event);
 
-int dynprobe_events_init(void)
+int dynprobe_hit_init(void)
 {
-	int ret;
-
 	scratch = alloc_percpu(struct scratch);
-	if (!scratch)
-		return -ENOMEM;
-	/* Before any event exists: every reference on one pins the module. */
-	ret = dynprobe_holds_init();
-	if (ret) {
-		free_percpu(scratch);
-		scratch = NULL;
-	}
-	return ret;
+	return scratch ? 0 : -ENOMEM;
 }
 
-void dynprobe_events_exit(void)
+void dynprobe_hit_exit(void)
 {
-	dynprobe_holds_exit();
 	free_percpu(scratch);
 	scratch = NULL;
-}
-
-unsigned long __percpu *dynprobe_counter_alloc(void)
-{
-	return alloc_percpu(unsigned long);
-}
-
-void dynprobe_counter_free(unsigned long __percpu *counter)
-{
-	free_percpu(counter);
-}
-
-u64 dynprobe_counter_sum(unsigned long __percpu *counter)
-{
-	unsigned long sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += *per_cpu_ptr(counter, cpu);
-	return sum;
-}
-
-void dynprobe_kvfree_rcu(void *ptr)
-{
-	kvfree_rcu_mightsleep(ptr);
-}
-
-void dynprobe_events_lock(void)
-{
-	mutex_lock(dynprobe_ksyms.event_mutex);
-}
-
-void dynprobe_events_unlock(void)
-{
-	mutex_unlock(dynprobe_ksyms.event_mutex);
-}
-
-void dynprobe_events_assert_held(void)
-{
-	lockdep_assert_held(dynprobe_ksyms.event_mutex);
-}
-
-/*
- * Whether an event @system/@name is registered, as the kernel's probe
- * events check before registering theirs (find_trace_event_call() in
- * trace_probe.c): every event in ftrace_events, the ftrace events
- * (ftrace/function and the like, which trace_get_event_file() does not
- * find) included. The caller holds event_mutex, which every change of
- * the list holds, and registers its event before releasing it: the check
- * and the registration are one step.
- */
-bool dynprobe_event_name_taken(const char *system, const char *name)
-{
-	struct trace_event_call *call;
-	const char *call_name;
-
-	lockdep_assert_held(dynprobe_ksyms.event_mutex);
-	list_for_each_entry(call, dynprobe_ksyms.ftrace_events, list) {
-		if (!call->class->system || strcmp(system, call->class->system))
-			continue;
-		call_name = trace_event_name(call);
-		if (call_name && !strcmp(name, call_name))
-			return true;
-	}
-	return false;
 }

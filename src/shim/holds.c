@@ -31,6 +31,10 @@
  * (dynprobe_rs_internal_ref()), so that a clear that removes an event
  * probe together with its source is not refused for the probe's holds.
  * The control path marks itself as the internal holder around them.
+ *
+ * What makes it C: the handlers read the hooked function's argument with
+ * regs_get_kernel_argument(), a static inline, and run where a probe
+ * fires.
  */
 #include <linux/kprobes.h>
 #include <linux/module.h>

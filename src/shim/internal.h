@@ -53,10 +53,7 @@ int dynprobe_rs_event_reg(struct trace_event_call *call, enum trace_reg type,
 void dynprobe_rs_internal_ref(struct trace_event_call *call, int delta);
 bool dynprobe_rs_event_closing(struct trace_event_call *call);
 
-/* holds.c: references on dynprobe's events pin the module. */
-int dynprobe_holds_init(void);
-void dynprobe_holds_exit(void);
-/* Around the holds dynprobe's own event probes take and drop. */
+/* holds.c: around the holds dynprobe's own event probes take and drop. */
 void dynprobe_internal_holds_begin(void);
 void dynprobe_internal_holds_end(void);
 /* Whether the current task is the one taking them. */

@@ -13,6 +13,9 @@
  * LSM hook wants to know what the file is for, and no READING_* id fits
  * (IPE warns at READING_UNKNOWN). The copy belongs to us, valid whatever
  * happens to the module afterwards; no reference on the module is needed.
+ *
+ * What makes it C: init's root is taken with task_lock() and
+ * get_fs_root(), static inlines.
  */
 #include <linux/file.h>
 #include <linux/fs.h>

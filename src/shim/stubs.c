@@ -30,6 +30,11 @@
  * injection's does) would replace the redirect. BPF trampolines are kept
  * off by Kbuild building this file without debug information: the stubs
  * have no BTF, which fentry/fexit programs need to name their target.
+ *
+ * What makes it C: each stub is a compiled function with an ftrace call
+ * site of its own, built with the C flags that give it one and kept
+ * opaque by __noipa and OPTIMIZER_HIDE_VAR() (a compiler attribute and a
+ * macro).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

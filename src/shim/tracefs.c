@@ -3,6 +3,10 @@
  * What src/sys/tracefs.rs and src/control/error_log.rs need of C: the tracefs
  * directory, its files, their file operations and the error_log entries
  * are Rust's; only what bindgen cannot reach stays here.
+ *
+ * What makes it C: kmemleak_not_leak() and security_locked_down() are
+ * static inlines without CONFIG_DEBUG_KMEMLEAK and CONFIG_SECURITY, and
+ * the FMODE_* values are __force casts only C evaluates.
  */
 #include <linux/fs.h>
 #include <linux/kmemleak.h>

@@ -28,6 +28,9 @@
  * every probe kind), an address in the modules' area that no module holds (free,
  * or a BPF program's or trampoline's), a module's init memory (freed when
  * its init is done, with no notifier for it) and a module that is going.
+ *
+ * What makes it C: hw_breakpoint_init() and within_module() are static
+ * inlines, and the overflow handler is the hit path's way in.
  */
 #include <linux/err.h>
 #include <linux/hw_breakpoint.h>

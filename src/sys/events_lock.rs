@@ -1,11 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The tracing core's event_mutex, as dynprobe takes it ([`EventsLock`])
-//! and as proof that it is held ([`Held`]).
+//! and as proof that it is held ([`Held`]). It is the kernel's mutex,
+//! taken through the kernel crate's bindings (`mutex_lock()` and
+//! `lockdep_assert_held()` through its helpers, which lockdep checks).
 
 use core::marker::PhantomData;
 
+use kernel::bindings;
+
 use crate::sys::bindings as b;
+
+/// event_mutex, the tracing core's.
+fn event_mutex() -> *mut bindings::mutex {
+    // SAFETY: the resolved-symbol table is set up at module init, and
+    // event_mutex is found or the module does not load.
+    unsafe { (*core::ptr::addr_of!(b::dynprobe_ksyms)).event_mutex.cast() }
+}
 
 /// event_mutex, held by the tracing core around a callback: made only by
 /// [`Held::by_caller`], which lockdep checks. (dynprobe's own holds are
@@ -23,7 +34,7 @@ impl Held<'_> {
     /// is used. With lockdep, a caller that does not is a splat here.
     pub(crate) unsafe fn by_caller() -> Self {
         // SAFETY: lockdep_assert_held() only reads lockdep's state.
-        unsafe { b::dynprobe_events_assert_held() };
+        unsafe { bindings::mutex_assert_is_held(event_mutex()) };
         Held(PhantomData)
     }
 }
@@ -49,9 +60,15 @@ impl EventsLock {
         Self::take(false)
     }
 
+    /// Takes event_mutex to read what changes under it (a synthetic
+    /// event's users).
+    pub(crate) fn lock_to_read() -> Self {
+        Self::take(false)
+    }
+
     fn take(reset: bool) -> Self {
         // SAFETY: plain mutex_lock() of event_mutex; released in `drop`.
-        unsafe { b::dynprobe_events_lock() };
+        unsafe { bindings::mutex_lock(event_mutex()) };
         EventsLock {
             reset,
             _not_send: PhantomData,
@@ -73,6 +90,6 @@ impl Drop for EventsLock {
             unsafe { b::dynprobe_call_tracing_reset_all_online_cpus() };
         }
         // SAFETY: locked by `take()` in this task (the guard is not Send).
-        unsafe { b::dynprobe_events_unlock() };
+        unsafe { bindings::mutex_unlock(event_mutex()) };
     }
 }

@@ -23,6 +23,14 @@ pub(crate) fn print_str(fmt: &CStr, arg: &CStr) {
     unsafe { bindings::_printk(fmt.as_char_ptr(), arg.as_char_ptr()) };
 }
 
+/// Prints `fmt`, whose one conversion is a `%ps` (the symbol at an
+/// address, which Rust's formatting cannot print), with `addr`.
+pub(crate) fn print_symbol(fmt: &CStr, addr: usize) {
+    // SAFETY: `fmt` is a C string whose one conversion is a `%ps`, given a
+    // pointer, which it only looks up.
+    unsafe { bindings::_printk(fmt.as_char_ptr(), addr as *const core::ffi::c_void) };
+}
+
 /// Prints `fmt`, whose one conversion is a `%d`, with `arg`.
 pub(crate) fn print_int(fmt: &CStr, arg: c_int) {
     // SAFETY: `fmt` is a C string whose one conversion is a `%d`, given an

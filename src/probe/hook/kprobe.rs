@@ -164,9 +164,8 @@ impl KprobeHook {
             (*kp).flags = if armed { 0 } else { b::KPROBE_FLAG_DISABLED };
             // Lockdown and places ftrace cannot trace, as the kernel's
             // kprobe events check them before registering.
-            let ret = b::dynprobe_kprobe_precheck(kp);
-            if ret != 0 {
-                ret
+            if let Err(e) = super::notrace::kprobe_precheck(kp) {
+                e.to_errno()
             } else if self.ret {
                 b::register_kretprobe(core::ptr::addr_of_mut!((*self.probe.get()).rp))
             } else {

@@ -97,7 +97,7 @@ KERNEL_REPORT_RE = re.compile(r"Oops|BUG[: ]|WARNING:|general protection fault|K
 # past it, is printed every time it is used, and is counted in the
 # summary. The last is a narrow race left in src/ (Documentation/
 # reliability.md); the first (found by this sequence) is what
-# src/shim/synth.c chose: an ownerless synthetic
+# src/event/synth/tracing_core.rs chose: an ownerless synthetic
 # event pins nothing, and what holds it at unload is left to the kernel.
 KNOWN_EXCEPTIONS = {
     "synth-left-to-kernel": "rmmod is accepted while only holds on dynprobe's synthetic "
@@ -231,8 +231,8 @@ class Hostile:
     def pins(self, hid):
         """Whether a holder keeps the module: a hold on one of its events
         that is not a synthetic event (those run only the kernel's code:
-        src/shim/synth.c makes them with no owner), or the API's sample,
-        which depends on it."""
+        src/event/synth/tracing_core.rs makes them with no owner), or the
+        API's sample, which depends on it."""
         return hid[0] == "api" or any(k[0] != "synthetic" for k in self.holder_keys(hid))
 
     def held_outside(self, key):
