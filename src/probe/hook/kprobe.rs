@@ -164,7 +164,7 @@ impl KprobeHook {
             (*kp).flags = if armed { 0 } else { b::KPROBE_FLAG_DISABLED };
             // Lockdown and places ftrace cannot trace, as the kernel's
             // kprobe events check them before registering.
-            if let Err(e) = super::notrace::kprobe_precheck(kp) {
+            if let Err(e) = crate::probe::notrace::kprobe_precheck(kp) {
                 e.to_errno()
             } else if self.ret {
                 b::register_kretprobe(core::ptr::addr_of_mut!((*self.probe.get()).rp))
