@@ -23,7 +23,7 @@
  * Parameter tick_only: only the timer runs, counting in sample_tick(),
  * and nothing of the API is used, at load or unload: a module with a
  * function that runs all the time whose unloading waits for nothing of
- * dynprobe's (selftests/function/list_module_going.tc).
+ * dynprobe's (selftests/fprobe/list_module_going.tc).
  */
 
 #include <linux/delay.h>

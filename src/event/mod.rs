@@ -94,7 +94,7 @@ impl Event {
     /// Whether one of its probes is an event probe on `group`/`event`.
     pub(crate) fn probes_event(&self, group: &str, event: &str) -> bool {
         self.defs().any(|d| {
-            d.kind().family() == Family::Event
+            d.kind().family() == Family::Eprobe
                 && d.full_symbol().and_then(|s| s.rsplit_once('.')) == Some((group, event))
         })
     }

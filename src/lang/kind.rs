@@ -17,7 +17,10 @@ pub enum Control {
     FunctionEvents,
 }
 
-/// What kind of probe a definition creates.
+/// What kind of probe a definition creates. A kind's short name (kprobe,
+/// fprobe, tprobe, eprobe, wprobe; function events are `function`) is the
+/// one its syntax file (`syntax/`), its hook (`src/probe/hook/`), its host
+/// tests (`src/lang/tests/`) and its selftest folder (`selftests/`) use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProbeKind {
     /// kprobe (`p`).
@@ -29,16 +32,16 @@ pub enum ProbeKind {
     /// fprobe at function exit (`f SYM%return`).
     FprobeExit,
     /// tracepoint probe (`t TP`).
-    Tracepoint,
+    Tprobe,
     /// function event at entry (`FUNC(ARGS)`).
     FunctionEntry,
     /// function event at exit (`FUNC(ARGS) -> TYPE NAME`).
     FunctionExit,
     /// event probe (`e SYS.EVENT`): fed by another trace event's records.
-    Event,
+    Eprobe,
     /// watchpoint (`w [r|w|rw]@PLACE[:LEN]`): a hardware breakpoint on
     /// data, hit by the instruction that accesses it.
-    Watchpoint,
+    Wprobe,
 }
 
 /// The kernel's families of dynamic events: which control files list a
@@ -54,7 +57,7 @@ pub enum Family {
     /// function events: `function_events` only, one probe per event.
     Function,
     /// event probes (`e`): `event_probe`, one probe per event.
-    Event,
+    Eprobe,
     /// watchpoint events (`w`): `wprobe`, one probe per event (the
     /// posted series refuses siblings).
     Wprobe,
@@ -120,11 +123,11 @@ impl ProbeKind {
         ProbeKind::Kretprobe,
         ProbeKind::FprobeEntry,
         ProbeKind::FprobeExit,
-        ProbeKind::Tracepoint,
+        ProbeKind::Tprobe,
         ProbeKind::FunctionEntry,
         ProbeKind::FunctionExit,
-        ProbeKind::Event,
-        ProbeKind::Watchpoint,
+        ProbeKind::Eprobe,
+        ProbeKind::Wprobe,
     ];
 
     /// The kind's row.
@@ -136,11 +139,11 @@ impl ProbeKind {
             ProbeKind::FprobeExit => {
                 row(Family::Fprobe, Site::Exit, Some('f'), "%return", PROBE_RET)
             }
-            ProbeKind::Tracepoint => row(Family::Fprobe, Site::Tracepoint, Some('t'), "", PROBE_IP),
+            ProbeKind::Tprobe => row(Family::Fprobe, Site::Tracepoint, Some('t'), "", PROBE_IP),
             ProbeKind::FunctionEntry => row(Family::Function, Site::Entry, None, "", FUNCTION_IPS),
             ProbeKind::FunctionExit => row(Family::Function, Site::Exit, None, "", FUNCTION_IPS),
-            ProbeKind::Event => row(Family::Event, Site::Event, Some('e'), "", &[]),
-            ProbeKind::Watchpoint => row(Family::Wprobe, Site::Watch, Some('w'), "", PROBE_IP),
+            ProbeKind::Eprobe => row(Family::Eprobe, Site::Event, Some('e'), "", &[]),
+            ProbeKind::Wprobe => row(Family::Wprobe, Site::Watch, Some('w'), "", PROBE_IP),
         }
     }
 
@@ -161,7 +164,7 @@ impl ProbeKind {
 
     /// True for event probes.
     pub fn is_event_probe(self) -> bool {
-        self.family() == Family::Event
+        self.family() == Family::Eprobe
     }
 
     /// True for watchpoints.
@@ -180,7 +183,7 @@ impl ProbeKind {
         if self.family() != first.family()
             || matches!(
                 self.family(),
-                Family::Function | Family::Event | Family::Wprobe
+                Family::Function | Family::Eprobe | Family::Wprobe
             )
         {
             Err(JoinRefusal::OtherFamily)
@@ -222,7 +225,7 @@ impl Family {
             Family::Kprobe => Subsystem::Kprobe,
             Family::Fprobe => Subsystem::Fprobe,
             Family::Function => Subsystem::Function,
-            Family::Event => Subsystem::EventProbe,
+            Family::Eprobe => Subsystem::EventProbe,
             Family::Wprobe => Subsystem::Wprobe,
         }
     }

@@ -284,7 +284,7 @@ impl<'a> DefView<'a> {
     /// kernel's filter parser takes it; empty for none and for the other
     /// kinds.
     pub fn filter(&self) -> &'a str {
-        if self.kind == ProbeKind::Event {
+        if self.kind == ProbeKind::Eprobe {
             self.fe_text
         } else {
             ""

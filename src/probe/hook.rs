@@ -73,15 +73,15 @@ pub(crate) unsafe fn new_hook(place: &mut Place<'_>, feed: Feed) -> Result<KBox<
             // SAFETY: per the function's contract.
             unsafe { kprobe::KprobeHook::boxed(place, feed) }?
         }
-        ProbeKind::Event => {
+        ProbeKind::Eprobe => {
             // SAFETY: per the function's contract.
             unsafe { eprobe::EprobeHook::boxed(place, feed) }?
         }
-        ProbeKind::Tracepoint => {
+        ProbeKind::Tprobe => {
             // SAFETY: per the function's contract.
             unsafe { tprobe::TracepointHook::boxed(place, feed) }?
         }
-        ProbeKind::Watchpoint => {
+        ProbeKind::Wprobe => {
             if let Some((addr, watch)) = place.watched {
                 if crate::probe::own_text::overlaps(addr as usize, usize::from(watch.len)) {
                     return Err(EINVAL);

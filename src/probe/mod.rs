@@ -89,7 +89,7 @@ fn place_of<'a>(
     }
     let symbol = match (def.full_symbol(), def.address()) {
         // A watchpoint's symbol was resolved with its line.
-        _ if def.kind() == ProbeKind::Watchpoint => None,
+        _ if def.kind() == ProbeKind::Wprobe => None,
         (Some(s), _) => {
             symbol.write_str(s).map_err(|_| EINVAL)?;
             Some(symbol.as_cstr().ok_or(EINVAL)?)

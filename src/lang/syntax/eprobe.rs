@@ -93,7 +93,7 @@ pub(super) fn create_eprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
         return Err(lerr(1, ErrorCode::NoEventInfo, 0));
     }
     out.has_symbol = true;
-    out.kind = ProbeKind::Event;
+    out.kind = ProbeKind::Eprobe;
     let flags = Flags {
         tevent: true,
         ..Flags::default()

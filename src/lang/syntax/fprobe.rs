@@ -131,7 +131,7 @@ pub(super) fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
         wprobe: false,
     };
     out.kind = if is_tp {
-        ProbeKind::Tracepoint
+        ProbeKind::Tprobe
     } else if is_return {
         ProbeKind::FprobeExit
     } else {

@@ -47,7 +47,7 @@ pub(super) fn create_wprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
     if nargs > MAX_TRACE_ARGS {
         return Err(lerr_no(2, ErrorCode::TooManyArgs, 0, errno::E2BIG));
     }
-    out.kind = ProbeKind::Watchpoint;
+    out.kind = ProbeKind::Wprobe;
     let flags = Flags {
         wprobe: true,
         ..Flags::default()

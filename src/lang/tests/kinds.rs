@@ -53,10 +53,10 @@ fn control_files_list_their_families() {
     assert_eq!(lists(Family::Kprobe), [true, true, false]);
     assert_eq!(lists(Family::Fprobe), [false, true, false]);
     assert_eq!(lists(Family::Function), [false, false, true]);
-    assert_eq!(lists(Family::Event), [false, true, false]);
+    assert_eq!(lists(Family::Eprobe), [false, true, false]);
     assert_eq!(lists(Family::Wprobe), [false, true, false]);
     assert_eq!(Family::Wprobe.subsystem().name(), "wprobe");
-    assert_eq!(Family::Event.subsystem().name(), "event_probe");
+    assert_eq!(Family::Eprobe.subsystem().name(), "event_probe");
     assert_eq!(Family::Kprobe.subsystem().name(), "trace_kprobe");
     assert_eq!(Family::Fprobe.subsystem().name(), "trace_fprobe");
 }
@@ -72,14 +72,14 @@ fn which_kinds_share_an_event() {
     assert_eq!(Kretprobe.joins(Kprobe), site);
     assert_eq!(FprobeEntry.joins(FprobeEntry), same);
     assert_eq!(FprobeExit.joins(FprobeEntry), site);
-    assert_eq!(Tracepoint.joins(FprobeEntry), site);
-    assert_eq!(Tracepoint.joins(Tracepoint), same);
+    assert_eq!(Tprobe.joins(FprobeEntry), site);
+    assert_eq!(Tprobe.joins(Tprobe), same);
     assert_eq!(FprobeEntry.joins(Kprobe), exist);
     assert_eq!(Kprobe.joins(FprobeEntry), exist);
     assert_eq!(FunctionEntry.joins(FunctionEntry), exist);
     assert_eq!(FunctionExit.joins(Kretprobe), exist);
-    assert_eq!(Event.joins(Event), exist);
-    assert_eq!(Kprobe.joins(Event), exist);
-    assert_eq!(Watchpoint.joins(Watchpoint), exist);
-    assert_eq!(Kprobe.joins(Watchpoint), exist);
+    assert_eq!(Eprobe.joins(Eprobe), exist);
+    assert_eq!(Kprobe.joins(Eprobe), exist);
+    assert_eq!(Wprobe.joins(Wprobe), exist);
+    assert_eq!(Kprobe.joins(Wprobe), exist);
 }

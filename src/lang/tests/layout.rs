@@ -264,7 +264,7 @@ fn tracepoint_probe() {
     let d = def_of(Control::DynamicEvents, "t kfree");
     assert_eq!(
         (d.group(), d.event(), d.kind()),
-        ("tracepoints", "kfree", ProbeKind::Tracepoint)
+        ("tracepoints", "kfree", ProbeKind::Tprobe)
     );
     assert_eq!(canon_of(&d), "t:tracepoints/kfree kfree");
     let d = def_of(Control::DynamicEvents, "t:mygrp/myev sched_switch $arg2");

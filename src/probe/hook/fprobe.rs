@@ -82,7 +82,7 @@ pub(super) fn fprobe_kind(kind: ProbeKind) -> b::dynprobe_fprobe_kind {
         ProbeKind::FprobeExit => b::dynprobe_fprobe_kind_DYNPROBE_FPROBE_EXIT,
         ProbeKind::FunctionEntry => b::dynprobe_fprobe_kind_DYNPROBE_FUNCTION_ENTRY,
         ProbeKind::FunctionExit => b::dynprobe_fprobe_kind_DYNPROBE_FUNCTION_EXIT,
-        ProbeKind::Tracepoint => b::dynprobe_fprobe_kind_DYNPROBE_TRACEPOINT,
+        ProbeKind::Tprobe => b::dynprobe_fprobe_kind_DYNPROBE_TRACEPOINT,
         // Not reached: the other kinds have hooks of their own.
         _ => b::dynprobe_fprobe_kind_DYNPROBE_FPROBE_ENTRY,
     }

@@ -30,7 +30,7 @@ fn check(case: &str, code: ErrorCode) {
 #[test]
 fn defaults_group_event_access_and_length() {
     let d = w("w w@jiffies");
-    assert_eq!(d.kind(), ProbeKind::Watchpoint);
+    assert_eq!(d.kind(), ProbeKind::Wprobe);
     assert_eq!((d.group(), d.event()), ("wprobes", "jiffies"));
     assert_eq!(canon_of(&d), "w:wprobes/jiffies w@jiffies:4");
     let d = w("w:my_jiffies @jiffies");

@@ -123,7 +123,7 @@ fn listing_names_and_defaults() {
         Control::DynamicEvents,
         "e syscalls/sys_enter_openat file=+0($filename):ustring",
     );
-    assert_eq!(d.kind(), ProbeKind::Event);
+    assert_eq!(d.kind(), ProbeKind::Eprobe);
     assert_eq!(
         canon_of(&d),
         "e:eprobes/sys_enter_openat syscalls.sys_enter_openat file=+0($filename):ustring"
