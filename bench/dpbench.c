@@ -56,7 +56,7 @@
 #include <linux/sched.h>
 #include <linux/time.h>
 
-#define DPBENCH_NOINLINE noinline __attribute__((__noipa__, __used__))
+#define DPBENCH_NOINLINE noinline __noipa __used
 
 static const char dpbench_string[] = "dpbench-string-argument";
 
@@ -215,7 +215,8 @@ static int hook(const char *how)
 
 static DEFINE_MUTEX(lock);
 static u64 last_total, last_n;
-static volatile long sink;
+/* run() stores its sum here, so that its calls are not optimised away. */
+static long sink;
 
 static void run(u64 n, bool pause)
 {
@@ -241,7 +242,7 @@ static void run(u64 n, bool pause)
 			acc += dpbench_target(i, i + 1, i + 2, s);
 	}
 	t1 = ktime_get_ns();
-	sink = acc;
+	WRITE_ONCE(sink, acc);
 	last_total = t1 - t0;
 	last_n = n;
 }

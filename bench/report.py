@@ -94,7 +94,12 @@ def ratio(a, b, target, what, oa=None, ob=None):
 
 lines += ["", "| ratio of median overheads | ratio | per-round spread | target | met |",
           "| --- | ---: | ---: | ---: | :---: |"]
-M = lambda c: ("main", c)
+
+
+def M(c):
+    return ("main", c)
+
+
 ratio(M("d_kprobe"), M("k_kprobe"), 0.75, "kprobe event, 3 register args: dynprobe / kernel")
 ratio(M("d_kprobe_str"), M("k_kprobe_str"), 0.35, "kprobe event + string: dynprobe / kernel")
 ratio(M("d_kretprobe"), M("k_kretprobe"), None, "kretprobe event, $retval: dynprobe / kernel")

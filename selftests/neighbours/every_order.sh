@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Sourced by selftests/neighbours/order_*.tc (dash, set -e, cwd tracefs).
+# shellcheck shell=dash
+# shellcheck disable=SC2034 # sample and the *_OPS lists are for the tests
 #
 # One holder of a dynprobe event (the kernel's event probe, hist triggers,
 # perf, the in-kernel API, an enable) against each destructive operation

@@ -395,7 +395,7 @@ static struct dynprobe_eprobe *eprobe_attach(const char *system,
 	struct dynprobe_eprobe *eprobe;
 	int cpu;
 
-	eprobe = kzalloc(sizeof(*eprobe), GFP_KERNEL);
+	eprobe = kzalloc_obj(*eprobe, GFP_KERNEL);
 	if (!eprobe)
 		return ERR_PTR(-ENOMEM);
 	eprobe->counters = kcalloc(nr_cpu_ids, sizeof(*eprobe->counters),

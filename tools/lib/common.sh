@@ -1,5 +1,7 @@
 # Shared settings of the set-up scripts: where the caches live and how
 # they are keyed. Sourced, never run.
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # the settings are for the scripts that source this
 
 DYNPROBE_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$DYNPROBE_TOP/tools/setup/release-names.sh"

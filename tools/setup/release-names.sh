@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Debian kernel release names, read one way everywhere (sourced by
 # tools/lib/common.sh and tools/setup/stock-kernels).
+# shellcheck shell=bash
 # 7.2.13+deb14-rt-amd64: version 7.2.13, series 7.2, flavour rt-amd64;
 # 7.3-amd64: version 7.3, series 7.3, flavour amd64.
 version_of() { echo "${1%%[+-]*}"; }

@@ -177,7 +177,8 @@ def definitions(group_k, group_f):
     kp, fp = [], []
     for name, arg in BASE_ARGS:
         kp.append('p:%s/%s ksys_write n=%%dx:u64 %s' % (group_k, name, arg.replace('BASE', '%si')))
-        fp.append('f:%s/f_%s ksys_write n=$arg3:u64 %s' % (group_f, name, arg.replace('BASE', '$arg2')))
+        fp.append('f:%s/f_%s ksys_write n=$arg3:u64 %s'
+                  % (group_f, name, arg.replace('BASE', '$arg2')))
     for name, arg in FIXED_ARGS:
         kp.append('p:%s/%s ksys_write n=%%dx:u64 %s' % (group_k, name, arg))
     return kp, fp
@@ -313,7 +314,7 @@ def trace_calls(pid, bufs, instances):
             if os.path.isdir('%s/events/%s' % (inst, g)):
                 tracefs.write('%s/events/%s/enable' % (inst, g), '1', truncate=True)
     devnull = os.open('/dev/null', os.O_WRONLY)
-    for i, (name, addr) in enumerate(bufs.targets):
+    for i, (_name, addr) in enumerate(bufs.targets):
         libc.write(devnull, addr, MARK + i)
     os.close(devnull)
     for inst in instances.values():
@@ -407,14 +408,15 @@ def check_function_events(trace, pid, bufs):
                          r'c=(.*?), p=(\w+), count=(\d+)\)$', trace, re.M | re.S):
         if int(m.group(1)) == pid:
             lines[int(m.group(6)) - MARK] = m.groups()[1:5]
-    for i, (target, addr) in enumerate(bufs.targets):
+    for i, (target, _addr) in enumerate(bufs.targets):
         got = lines.get(i)
         if got is None:
             problems.append('function event on %s: no record' % target)
             continue
         for field, exp, val in zip(('buf', 's', 'c', 'p'), want.get(target, ()), got):
             if exp is not None and val != exp:
-                problems.append('function event on %s: %s=%s, expected %s' % (target, field, val, exp))
+                problems.append('function event on %s: %s=%s, expected %s'
+                                % (target, field, val, exp))
     return problems
 
 

@@ -57,7 +57,8 @@ class Checker(KernelComparison):
 
     def check_preserved(self, idx, d, before, after, when):
         for f in DP_FILES:
-            lost = collections.Counter(lines_of(before[f])) - collections.Counter(lines_of(after[f]))
+            lost = (collections.Counter(lines_of(before[f]))
+                    - collections.Counter(lines_of(after[f])))
             if lost:
                 self.violation(idx, d, '%s: %s lost %r' % (when, f, list(lost)[:3]))
         kp = collections.Counter(lines_of(after['kprobe_events']))
@@ -84,7 +85,8 @@ class Checker(KernelComparison):
             if e not in events:
                 events.append(e)
         for grp, ev in events:
-            res = write_pieces(DYNPROBE + '/' + fname, [removal_line(fname, grp, ev, rng_bit) + b'\n'])
+            res = write_pieces(DYNPROBE + '/' + fname,
+                               [removal_line(fname, grp, ev, rng_bit) + b'\n'])
             if res != [None]:
                 self.violation(idx, d, 'removing %s/%s failed: %r' % (grp, ev, res))
             if os.path.exists('%s/events/%s/%s' % (TRACING, grp.decode('latin-1'),
@@ -122,7 +124,8 @@ class Checker(KernelComparison):
         now = snapshot()
         if now != before:
             self.violation(idx, d, 'state after removal differs: %r' %
-                           {f: (before[f][-200:], now[f][-200:]) for f in DP_FILES if now[f] != before[f]})
+                           {f: (before[f][-200:], now[f][-200:])
+                            for f in DP_FILES if now[f] != before[f]})
             return now
         # Round trip: the listed text defines the same listing again.
         res = write_pieces(DYNPROBE + '/' + fname, [l + b'\n' for l in new])

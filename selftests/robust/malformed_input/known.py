@@ -60,7 +60,7 @@ def load_known(path):
             try:
                 cur[key + '_re'] = re.compile(value)
             except re.error as e:
-                raise ValueError('%s:%d: %s: %s' % (path, n, key, e))
+                raise ValueError('%s:%d: %s: %s' % (path, n, key, e)) from e
         cur[key] = value
     close(len(lines))
     return entries

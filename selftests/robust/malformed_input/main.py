@@ -153,7 +153,8 @@ def main():
 
     end_state = snapshot()
     if end_state != perm_state:
-        checker.violations.append((-1, '', [], [], 'final state differs from the permanent definitions'))
+        checker.violations.append(
+            (-1, '', [], [], 'final state differs from the permanent definitions'))
     for p, fmt in perm_formats.items():
         if read(p) != fmt:
             checker.violations.append((-1, '', [], [], 'format of %s changed' % p))

@@ -166,7 +166,8 @@ DEFAULT_MAXACTIVE_PREFIX = "r%d:" % max(10, 2 * possible_cpus())
 
 
 def listing(path):
-    return ["r:" + l[len(DEFAULT_MAXACTIVE_PREFIX):] if l.startswith(DEFAULT_MAXACTIVE_PREFIX) else l
+    return ["r:" + l[len(DEFAULT_MAXACTIVE_PREFIX):]
+            if l.startswith(DEFAULT_MAXACTIVE_PREFIX) else l
             for l in read_text(path).split("\n") if l]
 
 

@@ -552,7 +552,8 @@ class Hostile:
             _, host, m, t = hid
             lat = "l_%s_%s" % host
             return ev_dir(host) + "/trigger", \
-                "hist:keys=common_pid:%s=common_timestamp.usecs-$%s:onmatch(%s.%s).trace(%s,$%s)" % \
+                "hist:keys=common_pid:%s=common_timestamp.usecs-$%s" \
+                ":onmatch(%s.%s).trace(%s,$%s)" % \
                 (lat, self.var_name(m), m[0], m[1], t, lat)
         return None, None
 

@@ -124,7 +124,8 @@ class Parent:
         events tell: they refuse $retval on a void function (NO_RETVAL)."""
         oracle = TRACING + "/kprobe_events"
         if not os.path.exists(oracle):
-            self.log("no kprobe_events of the kernel's: dynprobe's tell which functions return void")
+            self.log("no kprobe_events of the kernel's: "
+                     "dynprobe's tell which functions return void")
             oracle = DYNAMIC_EVENTS
         valued = []
         for func in funcs:
@@ -322,7 +323,7 @@ class Parent:
         log = read_trunc_log(0)
         want = {path: [] for path in CONTROL_FILES}
         self.expected_events = []
-        for n, r in sorted(reports.items()):
+        for _n, r in sorted(reports.items()):
             if "ledger" not in r:
                 continue
             events = r["ledger"]

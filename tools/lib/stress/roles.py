@@ -155,7 +155,8 @@ def run_perf(role, mode):
                 still = int(read_text("%s/events/%s/id" % (TRACING, ev.replace(":", "/")))) == ev_id
             except (OSError, ValueError):
                 still = False
-            role.count("perf %s failed (%s)" % (mode, "event still there" if still else "event gone"))
+            role.count("perf %s failed (%s)"
+                       % (mode, "event still there" if still else "event gone"))
             fails = role.extra.setdefault("perf failures", [])
             if len(fails) < 5:
                 fails.append("%s: %s" % (" ".join(cmd), err.strip()[-300:]))

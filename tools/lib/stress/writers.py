@@ -69,9 +69,12 @@ class RWLock:
         try:
             if exclusive:
                 self.waiting.value += 1
-                busy = lambda: self.writer.value or self.readers.value
+
+                def busy():
+                    return self.writer.value or self.readers.value
             else:
-                busy = lambda: self.writer.value or self.waiting.value
+                def busy():
+                    return self.writer.value or self.waiting.value
             while busy():
                 left = end - now()
                 if left <= 0:
