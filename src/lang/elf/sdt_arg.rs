@@ -125,8 +125,8 @@ fn register(name: &[u8]) -> Result<SdtReg, SdtArgError> {
         d => d,
     };
     let n = match digits {
-        [d] => d.wrapping_sub(b'0'),
-        [b'1', d] => 10 + d.wrapping_sub(b'0'),
+        [d @ b'0'..=b'9'] => d - b'0',
+        [b'1', d @ b'0'..=b'9'] => 10 + (d - b'0'),
         _ => return Err(SdtArgError::UnknownRegister),
     };
     if (8..=15).contains(&n) {

@@ -747,6 +747,9 @@ fn sdt_arg_specs() {
     assert_eq!(fetch("8@%xmm0"), Err(SdtArgError::UnknownRegister));
     assert_eq!(fetch("8@%r16"), Err(SdtArgError::UnknownRegister));
     assert_eq!(fetch("8@%r7"), Err(SdtArgError::UnknownRegister));
+    assert_eq!(fetch("8@%r1\u{ff}"), Err(SdtArgError::UnknownRegister));
+    assert_eq!(fetch("8@%r1/"), Err(SdtArgError::UnknownRegister));
+    assert_eq!(fetch("8@%r:"), Err(SdtArgError::UnknownRegister));
     assert_eq!(fetch("8@%"), Err(SdtArgError::UnknownRegister));
     assert_eq!(fetch("1@%ah"), Err(SdtArgError::HighByteRegister));
     assert_eq!(fetch("8@16(%rax,%rbx,8)"), Err(SdtArgError::IndexedAddress));
