@@ -1203,3 +1203,69 @@ fn compiled_program() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The SDT markers of host binaries that have some (libstdc++ and what
+/// links it statically), against `readelf -n`.
+#[test]
+fn host_sdt_notes() {
+    if tool("readelf", &["--version"]).is_none() {
+        eprintln!("no readelf: skipped");
+        return;
+    }
+    let mut compared = 0;
+    for path in [
+        "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+        "/usr/bin/gcc",
+        "/usr/lib/x86_64-linux-gnu/libc.so.6",
+    ] {
+        let Ok(bytes) = std::fs::read(path) else {
+            continue;
+        };
+        let elf = Elf::parse(&bytes).unwrap();
+        let ours: Vec<_> = elf.sdt_notes().unwrap().map(Result::unwrap).collect();
+        let out = tool("readelf", &["-nW", path]).unwrap();
+        // (provider, name, location, base, semaphore, arguments)
+        let mut theirs: Vec<[String; 6]> = Vec::new();
+        for l in out.lines().map(str::trim) {
+            // (-W puts the provider on the note's own line.)
+            let field = |key: &str| l.find(key).map(|i| l[i + key.len()..].trim().to_string());
+            if let Some(p) = field("Provider:") {
+                theirs.push(Default::default());
+                theirs.last_mut().unwrap()[0] = p;
+            } else if let (Some(n), Some(t)) = (field("Name:"), theirs.last_mut()) {
+                t[1] = n;
+            } else if let (Some(loc), Some(t)) = (field("Location:"), theirs.last_mut()) {
+                let parts: Vec<_> = loc
+                    .split(',')
+                    .map(|p| p.split(':').nth(1).unwrap_or(p).trim().to_string())
+                    .collect();
+                t[2] = parts[0].clone();
+                t[3] = parts[1].clone();
+                t[4] = parts[2].clone();
+            } else if let (Some(a), Some(t)) = (field("Arguments:"), theirs.last_mut()) {
+                t[5] = a;
+            }
+        }
+        assert_eq!(ours.len(), theirs.len(), "{path}");
+        let base = elf
+            .section_by_name(b".stapsdt.base")
+            .unwrap()
+            .map(|s| s.addr);
+        let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+        for (n, t) in ours.iter().zip(&theirs) {
+            assert_eq!(String::from_utf8_lossy(n.provider), t[0]);
+            assert_eq!(String::from_utf8_lossy(n.name), t[1]);
+            // Not prelinked: the note's base is the section's address.
+            assert_eq!(Some(hex(&t[3])), base, "{path}");
+            assert_eq!(n.pc, hex(&t[2]));
+            assert_eq!(n.semaphore, hex(&t[4]));
+            assert_eq!(n.pc_offset, elf.vaddr_to_offset(n.pc).unwrap());
+            assert_eq!(String::from_utf8_lossy(n.args), t[5]);
+            for (spec, arg) in SdtArgs::new(n.args) {
+                assert!(arg.is_ok(), "{path}: {}", String::from_utf8_lossy(spec));
+            }
+            compared += 1;
+        }
+    }
+    eprintln!("{compared} markers compared");
+}
