@@ -5,13 +5,16 @@
 //! argument specs.
 //!
 //! It works from the bytes of the whole file, which the caller reads (a
-//! `&[u8]`); what it touches are the ELF header, the section header table,
-//! the program header table, and the sections it is asked about: the
-//! symbol tables with their string tables and `.gnu.version`,
-//! `.note.stapsdt`, and the section names. Nothing is allocated and every
-//! offset and size is checked against the slice, so a malformed file is
-//! refused with an [`ElfError`], never a panic; each question is at most
-//! one pass over the tables it reads.
+//! `&[u8]`): every offset in it is a file offset. What it touches are the
+//! ELF header (64 bytes), the section header table, the program header
+//! table, and the sections it is asked about: the symbol tables with their
+//! string tables and `.gnu.version`, `.note.stapsdt`, and the section
+//! names. A caller that reads the file in pieces (the kernel) needs those
+//! ranges at their offsets in the slice; code and data are never read.
+//! Nothing is allocated and every offset and size is checked against the
+//! slice, so a malformed file is refused with an [`ElfError`], never a
+//! panic; a question costs a pass or two over the headers and one over
+//! each table it reads.
 //!
 //! ```text
 //! let elf = Elf::parse(bytes)?;                 // header and tables

@@ -70,7 +70,7 @@ impl Strings {
 fn sym(name: u32, kind: u8, bind: u8, shndx: u16, value: u64, size: u64) -> Vec<u8> {
     let mut b = Vec::new();
     b.extend_from_slice(&name.to_le_bytes());
-    b.push(bind << 4 | kind);
+    b.push((bind << 4) | kind);
     b.push(0);
     b.extend_from_slice(&shndx.to_le_bytes());
     b.extend_from_slice(&value.to_le_bytes());
