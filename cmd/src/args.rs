@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The arguments parsed by clap against the definition (cli.rs) into a
 //! `Cmd`, with clap's errors told as the command's own usage messages
-//! (`add: needs a LINE`, `list: unknown option -x`).
+//! (`add: needs a LINE`, `list: unknown option -q`).
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Command, FromArgMatches};
@@ -159,7 +159,15 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
     let cli = Cli::from_arg_matches(&matches).map_err(|e| usage_message(&sub, &e))?;
     Ok(match cli.sub {
         None => Cmd::Help(None),
-        Some(Sub::List { glob, verbose }) => Cmd::List { glob, verbose },
+        Some(Sub::List {
+            glob,
+            verbose,
+            exec,
+        }) => Cmd::List {
+            glob,
+            verbose,
+            exec,
+        },
         Some(Sub::Add {
             dry_run,
             no_check,
@@ -209,7 +217,8 @@ mod tests {
         assert_eq!(err(&["trace", "--filter"]), "--filter needs an expression");
         assert_eq!(err(&["show", "x"]), "show: takes no arguments");
         assert_eq!(err(&["list", "a", "b"]), "list: one GLOB at most");
-        assert_eq!(err(&["list", "-x"]), "list: unknown option -x");
+        assert_eq!(err(&["list", "-q"]), "list: unknown option -q");
+        assert_eq!(err(&["list", "-x"]), "--exec needs a BIN");
         assert_eq!(err(&["add", "--json", "x"]), "add: unknown option --json");
         assert_eq!(
             err(&["add", "--filter=x", "y"]),
@@ -251,7 +260,8 @@ mod tests {
             ok(&["list", "-v", "-v", "--verbose"]),
             Cmd::List {
                 glob: None,
-                verbose: true
+                verbose: true,
+                exec: None
             }
         );
         assert_eq!(

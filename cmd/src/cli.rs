@@ -58,16 +58,30 @@ Lists what can be traced, one a line, filtered by GLOB (*, ?, [...]):
                                    their parameters from BTF
                                    (/sys/kernel/btf/vmlinux, /sys/kernel/btf/MOD)
   tracepoint SYSTEM:EVENT(FIELDS)  trace events (events/*/*/format)
-  dynprobe GROUP:EVENT (FILE: LINE) dynprobe's own events",
-        after_help = "A GLOB matches the function name, SYSTEM:EVENT or EVENT."
+  dynprobe GROUP:EVENT (FILE: LINE) dynprobe's own events
+With -x BIN, what a uprobe on the executable or shared library BIN can
+name instead, read from its ELF file:
+  function NAME [(ifunc)]          functions of .symtab, else .dynsym
+  sdt PROVIDER:NAME(SPEC, ...)     SDT markers (.note.stapsdt) with
+                                   their argument specs",
+        after_help = "\
+A GLOB matches the function name, SYSTEM:EVENT or EVENT; with -x, the
+function name or the marker's PROVIDER:NAME or NAME.
+Example:
+  dynprobe list -v -x /usr/lib/x86_64-linux-gnu/libc.so.6 'malloc*'"
     )]
     List {
         /// Only what this glob matches
         #[arg(value_name = "GLOB", value_hint = ValueHint::Other)]
         glob: Option<String>,
         /// add the C types: 'function ssize_t vfs_read(struct file *file, ...)'
+        /// (with -x: file offsets, sizes and fetch arguments)
         #[arg(short, long)]
         verbose: bool,
+        /// list the functions and SDT markers of the ELF file BIN
+        #[arg(short = 'x', long = "exec", value_name = "BIN",
+              value_hint = ValueHint::FilePath)]
+        exec: Option<String>,
     },
     /// Define events from lines of dynprobe's control files
     #[command(

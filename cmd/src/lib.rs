@@ -10,6 +10,7 @@ pub mod cli;
 pub mod docs;
 pub mod line;
 pub mod list;
+pub mod list_binary;
 pub mod trace;
 pub mod tracefs;
 
@@ -21,12 +22,14 @@ use tracefs::Tracefs;
 /// A parsed command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Cmd {
-    /// `list [GLOB] [-v]`.
+    /// `list [GLOB] [-v] [-x BIN]`.
     List {
         /// The glob.
         glob: Option<String>,
         /// `-v`.
         verbose: bool,
+        /// `-x BIN`: the binary whose functions and SDT markers to list.
+        exec: Option<String>,
     },
     /// `add LINE...`.
     Add {
@@ -204,7 +207,16 @@ pub fn run(cmd: Cmd) -> i32 {
             }
             0
         }
-        Cmd::List { glob, verbose } => {
+        Cmd::List {
+            glob,
+            verbose,
+            exec: Some(bin),
+        } => list_binary::run(&bin, glob.as_deref(), verbose),
+        Cmd::List {
+            glob,
+            verbose,
+            exec: None,
+        } => {
             if !fs_.root.join("available_filter_functions").exists() {
                 eprintln!(
                     "dynprobe: {} has no available_filter_functions: is tracefs mounted (mount -t tracefs nodev /sys/kernel/tracing)?",
@@ -256,14 +268,16 @@ mod tests {
             p(&["list", "vfs_*", "-v"]).unwrap(),
             Cmd::List {
                 glob: Some("vfs_*".into()),
-                verbose: true
+                verbose: true,
+                exec: None
             }
         );
         assert_eq!(
             p(&["list"]).unwrap(),
             Cmd::List {
                 glob: None,
-                verbose: false
+                verbose: false,
+                exec: None
             }
         );
         assert_eq!(

@@ -11,7 +11,8 @@
 //! the programs against [`Regs`] and [`Memory`] and writes the record;
 //! [`DefView::print_event`] prints it as `cat trace` does. What the parser
 //! needs to know about the kernel comes through a [`Resolver`]; [`btf`]
-//! reads the kernel's BTF for its BTF questions.
+//! reads the kernel's BTF for its BTF questions, [`elf`] a user-space
+//! binary's symbols and SDT markers for uprobes.
 //!
 //! # Layers
 //!
@@ -62,6 +63,7 @@ pub mod btf;
 mod compiled;
 mod def;
 mod dump;
+pub mod elf;
 mod error;
 mod fetch;
 mod funcev_compile;
