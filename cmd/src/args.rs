@@ -120,6 +120,11 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
     let Some(first) = args.first() else {
         return Ok(Cmd::Help(None));
     };
+    // The completions' own subcommand, outside the definition: clap's
+    // completions would list even a hidden one.
+    if first == crate::complete::NAME {
+        return crate::complete::parse(&args[1..]);
+    }
     // `--help` or `-h` anywhere before `--` asks for the manual of the
     // subcommand it follows (or of the word after it).
     if args.iter().take_while(|a| *a != "--").any(|a| asks_help(a)) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The completions (bash, zsh, fish) and the `dynprobe(8)` man page,
-//! made from the command line's definition (cli.rs); the
+//! made from the command line's definition (cli.rs), the completions
+//! with a few lines of shell for the values only the running system
+//! knows (complete.rs); the
 //! `dynprobe-docs` binary writes them where `make install-command` takes
 //! them from.
 
@@ -23,12 +25,50 @@ pub const FILES: [&str; 4] = [
     "man/man8/dynprobe.8",
 ];
 
-/// A shell's completion script.
+/// What each shell's script adds to clap's, for the words that are no
+/// option: the values of `dynprobe __complete` (complete.rs). Options
+/// and subcommands stay clap's.
+const BASH_VALUES: &str = include_str!("complete.bash");
+/// zsh's, in place of the tail of clap's script, which binds `_dynprobe`.
+const ZSH_VALUES: &str = include_str!("complete.zsh");
+/// fish's: more `complete` lines, which add to clap's.
+const FISH_VALUES: &str = include_str!("complete.fish");
+
+/// Where clap's zsh script binds its function, which ZSH_VALUES replaces.
+const ZSH_TAIL: &str = "if [ \"$funcstack[1]\" = \"_dynprobe\" ]; then";
+
+/// fish's values of `help`'s argument, which clap's fish script leaves
+/// out (bash's and zsh's have them): its possible values (cli.rs).
+fn fish_help_values(cmd: &Command) -> String {
+    let names: Vec<String> = cmd
+        .find_subcommand("help")
+        .and_then(|h| h.get_positionals().next())
+        .map(|a| a.get_possible_values())
+        .unwrap_or_default()
+        .iter()
+        .map(|v| v.get_name().to_string())
+        .collect();
+    format!(
+        "complete -c dynprobe -n \"__fish_dynprobe_using_subcommand help\" -f -a \"{}\"\n",
+        names.join(" ")
+    )
+}
+
+/// A shell's completion script: clap's, with the run-time values.
 pub fn completion(shell: Shell) -> String {
     let mut cmd = cli::command();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "dynprobe", &mut out);
-    String::from_utf8_lossy(&out).into_owned()
+    let script = String::from_utf8_lossy(&out).into_owned();
+    match shell {
+        Shell::Bash => script + "\n" + BASH_VALUES,
+        Shell::Zsh => match script.rfind(ZSH_TAIL) {
+            Some(i) => script[..i].trim_end().to_string() + "\n\n" + ZSH_VALUES,
+            None => script,
+        },
+        Shell::Fish => script + "\n" + FISH_VALUES + &fish_help_values(&cmd),
+        _ => script,
+    }
 }
 
 /// A manual's text in roff: a blank line starts a paragraph, indented

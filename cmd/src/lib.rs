@@ -7,6 +7,7 @@ pub mod args;
 pub mod btfnames;
 pub mod check;
 pub mod cli;
+pub mod complete;
 pub mod docs;
 pub mod line;
 pub mod list;
@@ -69,6 +70,13 @@ pub enum Cmd {
     },
     /// `help [SUB]`, `--help`.
     Help(Option<String>),
+    /// `__complete functions|events [PREFIX]`, the completions' values.
+    Complete {
+        /// What to list.
+        what: complete::Values,
+        /// The word being completed.
+        prefix: String,
+    },
 }
 
 /// Plans each line and checks it on the host; prints the first error.
@@ -105,6 +113,7 @@ pub fn run(cmd: Cmd) -> i32 {
         }
     };
     match cmd {
+        Cmd::Complete { what, prefix } => complete::run(&fs_, what, &prefix),
         Cmd::Help(s) => match cli::manual(s.as_deref()) {
             Some(h) => {
                 print!("{h}");

@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: GPL-2.0
+# The run-time values of `dynprobe __complete` (complete.rs) after clap's
+# options and subcommands (_dynprobe above; docs.rs appends this):
+# function names for list, add, check and trace, dynprobe's events for
+# del, and the command to run after `trace ... --`.
+_dynprobe_values() {
+	local i what
+	COMPREPLY=()
+	for ((i = 2; i < COMP_CWORD; i++)); do
+		if [[ ${COMP_WORDS[1]} == trace && ${COMP_WORDS[i]} == -- ]]; then
+			# The command; its arguments are bash's default, files.
+			((i == COMP_CWORD - 1)) && mapfile -t COMPREPLY < <(compgen -c -- "$2")
+			return 0
+		fi
+	done
+	_dynprobe "$@"
+	case ${COMP_WORDS[1]} in
+	list | add | check | trace) what=functions ;;
+	del) what=events ;;
+	*) return 0 ;;
+	esac
+	if ((COMP_CWORD >= 2)) && [[ $2 != -* && $3 != --filter ]]; then
+		mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(dynprobe __complete "$what" "$2" 2>/dev/null)
+	fi
+	return 0
+}
+complete -F _dynprobe_values -o nosort -o bashdefault -o default dynprobe
