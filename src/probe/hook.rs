@@ -90,6 +90,9 @@ pub(crate) unsafe fn new_hook(place: &mut Place<'_>, feed: Feed) -> Result<KBox<
             // SAFETY: per the function's contract.
             unsafe { wprobe::WprobeHook::boxed(place, feed) }?
         }
+        // No uprobe hook yet: such a definition cannot be made here (the
+        // resolver finds no file).
+        ProbeKind::Uprobe | ProbeKind::Uretprobe => return Err(ENODEV),
         ProbeKind::FprobeEntry
         | ProbeKind::FprobeExit
         | ProbeKind::FunctionEntry
