@@ -51,8 +51,8 @@ impl UprobeHook {
         let uprobe = kernel::error::from_err_ptr(unsafe {
             b::dynprobe_uprobe_new(
                 path.as_char_ptr(),
-                place.offset as _,
-                place.addr as _,
+                place.offset,
+                place.addr,
                 ret,
                 hook.feed.get(),
             )
