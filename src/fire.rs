@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! What runs on a hit: the path of a hit (src/shim/hit.c), entered from
-//! the probe handlers (src/shim/kprobe.c, fprobe.c, eprobe.c, wprobe.c and
-//! the shared ftrace_ops' callback in hit.c), calls these to write a
+//! the probe handlers (src/shim/kprobe.c, fprobe.c, eprobe.c, wprobe.c,
+//! uprobe.c and the shared ftrace_ops' callback in hit.c), calls these to write a
 //! record from the hit's registers and memory; the return probes' entry
 //! handlers (kprobe.c, fprobe.c) call them to save the entry arguments.
 //! Nothing here takes a lock or allocates; it reads the definition the
@@ -13,7 +13,7 @@ use core::ffi::c_void;
 use crate::lang::HeaderIps;
 use crate::probe::compiled::CompiledDef;
 use crate::sys::bindings as b;
-use crate::sys::regs_memory::{EventProbeRegs, KernelMemory, KernelRegs};
+use crate::sys::regs_memory::{EventProbeRegs, KernelMemory, KernelRegs, UserRegs};
 
 /// The definition behind a probe's C pointer.
 ///
@@ -91,6 +91,39 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_record_event(
         second: 0,
     };
     def.record(&EventProbeRegs::new(regs, source), &KernelMemory, ips, out)
+}
+
+/// Fetches one record of a uprobe, in the probed task (called from the
+/// hit path for src/shim/uprobe.c's handlers): its registers and memory
+/// are the task's user ones. Entry and return probes alike have the
+/// probed function's address as the first header word, from which the
+/// probe's offset gives where the file is mapped (`@+OFFS`), as the
+/// kernel's translate_user_vaddr() takes it.
+///
+/// # Safety
+///
+/// As [`dynprobe_rs_record`], without entry data.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_record_user(
+    def: *const c_void,
+    regs: *mut b::pt_regs,
+    buf: *mut u8,
+    cap: usize,
+    ip1: kernel::ffi::c_ulong,
+    ip2: kernel::ffi::c_ulong,
+) -> usize {
+    // SAFETY: per the function's contract.
+    let def = unsafe { probe_def(def) }.record_view();
+    // SAFETY: per the function's contract; no entry data.
+    let kregs = unsafe { KernelRegs::new(regs, core::ptr::null(), 0) };
+    let regs = UserRegs::new(kregs, (ip1 as u64).wrapping_sub(def.offset()));
+    // SAFETY: as in `dynprobe_rs_record`.
+    let out = unsafe { core::slice::from_raw_parts_mut(buf, cap) };
+    let ips = HeaderIps {
+        first: ip1 as u64,
+        second: ip2 as u64,
+    };
+    def.record(&regs, &KernelMemory, ips, out)
 }
 
 /// Saves a return probe's entry arguments (called at function entry).

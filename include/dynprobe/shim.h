@@ -295,6 +295,36 @@ int dynprobe_wprobe_init(void);
 void dynprobe_wprobe_exit(void);
 
 /*
+ * A uprobe's hook (src/shim/uprobe.c): the file at @path (looked up
+ * with LOOKUP_FOLLOW, held until freed, as the kernel's uprobe events
+ * hold theirs), and a consumer of the uprobe at @offset in it, with the
+ * SDT reference counter at @ref_ctr_offset (0: none), whose handler (or
+ * return handler, @ret) runs @feed. Made disarmed (an ERR_PTR: the
+ * lookup's error, -EINVAL for no regular file, -ENOMEM); armed, it is
+ * registered with uprobe_register() (0, or its -errno). Disarming and
+ * freeing return once no handler of it runs.
+ */
+struct dynprobe_uprobe;
+struct dynprobe_uprobe *dynprobe_uprobe_new(const char *path,
+					    unsigned long offset,
+					    unsigned long ref_ctr_offset,
+					    bool ret,
+					    const struct dynprobe_feed *feed);
+int dynprobe_uprobe_arm(struct dynprobe_uprobe *up);
+void dynprobe_uprobe_disarm(struct dynprobe_uprobe *up);
+void dynprobe_uprobe_free(struct dynprobe_uprobe *up);
+/*
+ * What the file at @path (NUL-terminated) is, for a uprobe's line: 0 a
+ * regular file, 1 something else, or the lookup's -errno.
+ */
+int dynprobe_user_file(const char *path);
+/*
+ * Word @n of the user stack of the task whose user registers are @regs
+ * (get_user_stack_nth(), without faulting pages in); 0 where unreadable.
+ */
+unsigned long dynprobe_user_stack_nth(struct pt_regs *regs, unsigned int n);
+
+/*
  * The hotplug states through which event probes' counters follow CPUs
  * that come online and go down; the exit with no event probe left.
  */
@@ -402,6 +432,10 @@ unsigned long dynprobe_regs_stack_nth(struct pt_regs *regs, unsigned int n);
 size_t dynprobe_rs_record(const void *def, struct pt_regs *regs,
 			  const unsigned long *entry_data, u8 *buf, size_t cap,
 			  unsigned long ip1, unsigned long ip2);
+/* A uprobe's record: @regs and memory are the probed process's. */
+size_t dynprobe_rs_record_user(const void *def, struct pt_regs *regs, u8 *buf,
+			       size_t cap, unsigned long ip1,
+			       unsigned long ip2);
 size_t dynprobe_rs_record_event(const void *def, struct pt_regs *regs,
 				const void *source, size_t source_len, u8 *buf,
 				size_t cap);

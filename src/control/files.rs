@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! tracefs `dynprobe/`: the directory, its seven files and how their
+//! tracefs `dynprobe/`: the directory, its nine files and how their
 //! `open()` and `write()` reach the control files' behaviour
 //! (src/control/mod.rs).
 
@@ -21,6 +21,8 @@ const FILES: [(FileId, &CStr, u16); FileId::ALL.len()] = [
     (FileId::Readme, c"README", 0o440),
     (FileId::SyntheticEvents, c"synthetic_events", 0o640),
     (FileId::FetchPrograms, c"fetch_programs", 0o440),
+    (FileId::UprobeEvents, c"uprobe_events", 0o640),
+    (FileId::UprobeProfile, c"uprobe_profile", 0o440),
 ];
 
 /// The longest line a control file takes, as the kernel's probe event

@@ -67,11 +67,13 @@ pub(crate) enum FileId {
     Readme,
     SyntheticEvents,
     FetchPrograms,
+    UprobeEvents,
+    UprobeProfile,
 }
 
 impl FileId {
     /// Every file, by number.
-    pub(crate) const ALL: [FileId; 7] = [
+    pub(crate) const ALL: [FileId; 9] = [
         FileId::FunctionEvents,
         FileId::KprobeEvents,
         FileId::DynamicEvents,
@@ -79,6 +81,8 @@ impl FileId {
         FileId::Readme,
         FileId::SyntheticEvents,
         FileId::FetchPrograms,
+        FileId::UprobeEvents,
+        FileId::UprobeProfile,
     ];
 
     /// The file's number.
@@ -93,10 +97,12 @@ impl FileId {
 }
 
 /// Which definitions a control file lists, clears and may remove
-/// (`kprobe_profile` counts the probes `kprobe_events` lists).
+/// (`kprobe_profile` and `uprobe_profile` count the probes
+/// `kprobe_events` and `uprobe_events` list).
 fn owns(file: FileId, kind: ProbeKind) -> bool {
     let control = match file {
         FileId::KprobeProfile => Some(Control::KprobeEvents),
+        FileId::UprobeProfile => Some(Control::UprobeEvents),
         _ => control_of(file),
     };
     control.is_some_and(|c| kind.family().listed_in(c))
@@ -105,6 +111,7 @@ fn owns(file: FileId, kind: ProbeKind) -> bool {
 fn control_of(file: FileId) -> Option<Control> {
     match file {
         FileId::KprobeEvents => Some(Control::KprobeEvents),
+        FileId::UprobeEvents => Some(Control::UprobeEvents),
         FileId::DynamicEvents => Some(Control::DynamicEvents),
         FileId::FunctionEvents => Some(Control::FunctionEvents),
         _ => None,
@@ -188,6 +195,7 @@ pub(crate) fn file_name(file: FileId) -> &'static str {
         FileId::SyntheticEvents => "synthetic_events",
         FileId::FunctionEvents => "function_events",
         FileId::KprobeEvents => "kprobe_events",
+        FileId::UprobeEvents => "uprobe_events",
         FileId::DynamicEvents => "dynamic_events",
         _ => "?",
     }

@@ -36,6 +36,8 @@ lists them. Errors are reported in the tracing error_log.
 \t           <function>(<args>) -> <name>[:type]   (return value, BTF type)
   kprobe_events\t\t- Create/append/remove/show the kernel dynamic events
 \t\t\t  Write into this file to define/undefine new trace events.
+  uprobe_events\t\t- Create/append/remove/show the userspace dynamic events
+\t\t\t  Write into this file to define/undefine new trace events.
   dynamic_events\t- Create/append/remove/show the generic dynamic events
 \t\t\t  Write into this file to define/undefine new trace events.
 \t  accepts: event-definitions (one definition per line)
@@ -54,8 +56,10 @@ const README_TAIL: &str = "\
 \t           -:[<group>/][<event>]
 \t    place: [<module>:]<symbol>[+<offset>]|<memaddr>
   place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>
+   place (uprobe): <path>:<offset>[%return][(ref_ctr_offset)]
 \t     args: <name>=fetcharg[:type]
 \t fetcharg: (%<register>|$<efield>), @<address>, @<symbol>[+|-<offset>],
+\t           @+<file-offset> (uprobes),
 \t           $stack<index>, $stack, $retval, $comm, $arg<N>, $current,
 \t           [(structname[,field])]<argname>[->field[->field|.field...]],
 \t           [(structname[,field])](fetcharg)->field[->field|.field...],
@@ -67,6 +71,7 @@ const README_TAIL: &str = "\
 \t           b<bit-width>@<bit-offset>/<container-size>, ustring,
 \t           symstr, %pd/%pD, <type>\\[<array-size>\\]
   kprobe_profile\t- Hits and misses of each kprobe_events event
+  uprobe_profile\t- Hits of each uprobe_events probe, with its file
   fetch_programs\t- Each probe definition and what its arguments compiled to
   synthetic_events\t- Create/append/remove/show synthetic events
 \t  Write into this file to define/undefine new synthetic events.

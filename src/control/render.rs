@@ -54,6 +54,20 @@ pub(super) fn render(file: FileId, registry: &mut Registry) -> Result<Snapshot> 
                 }
             }
         }
+        FileId::UprobeProfile => {
+            // probes_profile_seq_show(): each probe's file and hits.
+            for ev in registry
+                .events
+                .iter()
+                .filter(|e| owns(file, e.def().kind()))
+            {
+                for (def, (hits, _)) in ev.defs().zip(ev.counts()) {
+                    let path = def.uprobe_place().map_or("", |u| u.0);
+                    writeln!(w, "  {} {:<44} {:>15}", path, def.event(), hits)
+                        .map_err(|_| ENOMEM)?;
+                }
+            }
+        }
         _ => {
             for ev in registry
                 .events

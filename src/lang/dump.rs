@@ -55,6 +55,7 @@ fn write_program<W: Write>(a: ArgView<'_>, w: &mut W) -> fmt::Result {
         Load::Imm(v) => write!(w, "IMM(0x{v:x})")?,
         Load::Comm => w.write_str("COMM")?,
         Load::Current => w.write_str("CURRENT")?,
+        Load::FileOffset(off) => write!(w, "FOFFS(0x{off:x})")?,
         Load::Field(f) => write!(w, "TP_ARG(offset={},size={})", f.offset, f.size)?,
         Load::ImmString(r) => {
             w.write_str("IMMSTR(")?;

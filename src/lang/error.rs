@@ -279,6 +279,8 @@ pub enum Subsystem {
     EventProbe,
     /// `wprobe` (w definitions, as the posted wprobe series logs them).
     Wprobe,
+    /// `trace_uprobe` (p and r definitions on `PATH:OFFSET`).
+    Uprobe,
 }
 
 impl Subsystem {
@@ -292,6 +294,7 @@ impl Subsystem {
             Subsystem::Synthetic => "synthetic_events",
             Subsystem::EventProbe => "event_probe",
             Subsystem::Wprobe => "wprobe",
+            Subsystem::Uprobe => "trace_uprobe",
         }
     }
 }

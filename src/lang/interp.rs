@@ -26,6 +26,12 @@ pub trait Regs {
     fn entry_data(&self, _slot: u32) -> u64 {
         0
     }
+    /// A uprobe's file base: where offset 0 of the probed file is mapped
+    /// in the probed process (the probe's address less its offset, as
+    /// `translate_user_vaddr()` takes it), for `@+OFFS`; 0 elsewhere.
+    fn file_base(&self) -> u64 {
+        0
+    }
     /// The instruction pointer.
     fn instruction_pointer(&self) -> u64 {
         self.reg(Reg::Ip)
@@ -284,6 +290,7 @@ fn load_value(a: &impl FetchArg, regs: &impl Regs) -> u64 {
         Load::EntryData(s) => regs.entry_data(s),
         Load::Imm(v) => v,
         Load::Current => regs.current_task(),
+        Load::FileOffset(off) => regs.file_base().wrapping_add(off),
         Load::Symbol { addr, .. } => addr,
         Load::Field(f) => {
             let rec = regs.event_record();

@@ -45,6 +45,11 @@ pub struct KernelFacts {
     /// unlike 7.3's other additions, which dynprobe accepts everywhere:
     /// 7.2's own tests check that `arg=dfd` is refused.
     eprobe_bare_fields: bool,
+    /// Whether the kernel has the per-CPU forms (`this_cpu_ptr()`,
+    /// `this_cpu_read()`), which uprobes refuse with `NOSUP_PERCPU` (7.3);
+    /// 7.2 has none and takes `this_cpu_ptr(...)` on a uprobe for a BTF
+    /// name, which uprobes refuse with `NOSUP_BTFARG`.
+    percpu_forms: bool,
 }
 
 /// Linux 7.2: the table in the order the codes were added upstream.
@@ -60,6 +65,7 @@ pub static LINUX_7_2: KernelFacts = KernelFacts {
     max_nested_level: None,
     var_number_errno: false,
     eprobe_bare_fields: false,
+    percpu_forms: false,
 };
 
 /// Linux 7.3: the table sorted by name, seven new codes, one new text, a
@@ -167,6 +173,7 @@ pub static LINUX_7_3: KernelFacts = KernelFacts {
     max_nested_level: Some(8),
     var_number_errno: true,
     eprobe_bare_fields: true,
+    percpu_forms: true,
 };
 
 /// Every supported series, oldest first.
@@ -255,6 +262,11 @@ impl KernelFacts {
     /// Whether event probes take bare field names (see the field).
     pub const fn eprobe_bare_fields(&self) -> bool {
         self.eprobe_bare_fields
+    }
+
+    /// Whether the kernel has the per-CPU forms (see the field).
+    pub const fn percpu_forms(&self) -> bool {
+        self.percpu_forms
     }
 
     /// The errno of a write whose `$stackN`/`$argN` number `kstrtoul()`

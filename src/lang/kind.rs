@@ -15,10 +15,12 @@ pub enum Control {
     DynamicEvents,
     /// `function_events`: `FUNC(ARGS)` lines.
     FunctionEvents,
+    /// `uprobe_events`: uprobe `p`, `r` and `-` lines.
+    UprobeEvents,
 }
 
 /// What kind of probe a definition creates. A kind's short name (kprobe,
-/// fprobe, tprobe, eprobe, wprobe; function events are `function`) is the
+/// fprobe, tprobe, eprobe, wprobe, uprobe; function events are `function`) is the
 /// one its syntax file (`syntax/`), its hook (`src/probe/hook/`), its host
 /// tests (`src/lang/tests/`) and its selftest folder (`selftests/`) use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +44,11 @@ pub enum ProbeKind {
     /// watchpoint (`w [r|w|rw]@PLACE[:LEN]`): a hardware breakpoint on
     /// data, hit by the instruction that accesses it.
     Wprobe,
+    /// uprobe (`p PATH:OFFSET`): a breakpoint in a file's code, hit by
+    /// every process that maps it.
+    Uprobe,
+    /// uretprobe (`r PATH:OFFSET`, or `p PATH:OFFSET%return`).
+    Uretprobe,
 }
 
 /// The kernel's families of dynamic events: which control files list a
@@ -61,6 +68,8 @@ pub enum Family {
     /// watchpoint events (`w`): `wprobe`, one probe per event (the
     /// posted series refuses siblings).
     Wprobe,
+    /// uprobe events (`p`, `r` on `PATH:OFFSET`): `trace_uprobe`.
+    Uprobe,
 }
 
 /// Where in the probed code a kind fires. Probes of one event must fire
@@ -118,7 +127,7 @@ const fn row(
 
 impl ProbeKind {
     /// Every kind, in declaration order.
-    pub const ALL: [ProbeKind; 9] = [
+    pub const ALL: [ProbeKind; 11] = [
         ProbeKind::Kprobe,
         ProbeKind::Kretprobe,
         ProbeKind::FprobeEntry,
@@ -128,6 +137,8 @@ impl ProbeKind {
         ProbeKind::FunctionExit,
         ProbeKind::Eprobe,
         ProbeKind::Wprobe,
+        ProbeKind::Uprobe,
+        ProbeKind::Uretprobe,
     ];
 
     /// The kind's row.
@@ -144,6 +155,8 @@ impl ProbeKind {
             ProbeKind::FunctionExit => row(Family::Function, Site::Exit, None, "", FUNCTION_IPS),
             ProbeKind::Eprobe => row(Family::Eprobe, Site::Event, Some('e'), "", &[]),
             ProbeKind::Wprobe => row(Family::Wprobe, Site::Watch, Some('w'), "", PROBE_IP),
+            ProbeKind::Uprobe => row(Family::Uprobe, Site::Entry, Some('p'), "", PROBE_IP),
+            ProbeKind::Uretprobe => row(Family::Uprobe, Site::Exit, Some('r'), "", PROBE_RET),
         }
     }
 
@@ -170,6 +183,11 @@ impl ProbeKind {
     /// True for watchpoints.
     pub fn is_watchpoint(self) -> bool {
         self.family() == Family::Wprobe
+    }
+
+    /// True for uprobes and uretprobes.
+    pub fn is_uprobe(self) -> bool {
+        self.family() == Family::Uprobe
     }
 
     /// Size of the probe's header after the common `trace_entry`.
@@ -212,6 +230,7 @@ impl Family {
     pub fn listed_in(self, control: Control) -> bool {
         match control {
             Control::KprobeEvents => self == Family::Kprobe,
+            Control::UprobeEvents => self == Family::Uprobe,
             Control::DynamicEvents => self != Family::Function,
             // Listed there, but event probes are only defined in
             // dynamic_events (their `e` lines).
@@ -227,6 +246,7 @@ impl Family {
             Family::Function => Subsystem::Function,
             Family::Eprobe => Subsystem::EventProbe,
             Family::Wprobe => Subsystem::Wprobe,
+            Family::Uprobe => Subsystem::Uprobe,
         }
     }
 }

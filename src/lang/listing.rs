@@ -30,8 +30,21 @@ impl DefView<'_> {
         match self.kind.family() {
             Family::Kprobe => self.write_place(w),
             Family::Wprobe => self.write_watch_spec(w),
+            Family::Uprobe => self.write_uprobe_place(w),
             _ => w.write_str(self.symbol),
         }
+    }
+
+    /// A uprobe's place as `trace_uprobe_show()` lists it and
+    /// `trace_uprobe_match_command_head()` matches it: the file as written,
+    /// the offset in 16 hex digits, the reference counter if any:
+    /// `/bin/bash:0x000000000004d5a0(0x1234)`.
+    fn write_uprobe_place<W: Write>(&self, w: &mut W) -> fmt::Result {
+        write!(w, "{}:0x{:016x}", self.symbol, self.offset)?;
+        if self.addr != 0 {
+            write!(w, "(0x{:x})", self.addr)?;
+        }
+        Ok(())
     }
 
     /// A watchpoint's spec as the posted series lists it, access and
@@ -98,7 +111,7 @@ impl DefView<'_> {
         if self.kind.is_function_event() {
             return place == self.symbol.as_bytes();
         }
-        let mut buf: Str<{ SYMBOL_CAP + 32 }> = Str::new();
+        let mut buf: Str<{ SYMBOL_CAP + 48 }> = Str::new();
         if self.write_listed_place(&mut buf).is_err() {
             return false;
         }

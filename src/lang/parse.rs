@@ -78,7 +78,7 @@ pub fn parse<'l, R: Resolver>(
         Ok(Outcome::Done) => Ok(Command::Define),
         Ok(Outcome::Cancel) => {
             out.reset();
-            if control == Control::KprobeEvents {
+            if matches!(control, Control::KprobeEvents | Control::UprobeEvents) {
                 Err(unlogged(ErrorCode::NoMatchingType, errno::EINVAL, sub))
             } else {
                 Err(ParseError {
@@ -102,6 +102,7 @@ fn subsystem(control: Control) -> Subsystem {
     match control {
         Control::FunctionEvents => Subsystem::Function,
         Control::KprobeEvents => Subsystem::Kprobe,
+        Control::UprobeEvents => Subsystem::Uprobe,
         Control::DynamicEvents => Subsystem::Dynevent,
     }
 }
@@ -119,7 +120,8 @@ pub fn parse_removal(control: Control, line: &[u8]) -> Option<Result<Command<'_>
     let start = words.next_start();
     let argv0 = words.next()?;
     let c0 = at(argv0, 0);
-    let is_removal = c0 == b'-' || (c0 == b'!' && control != Control::KprobeEvents);
+    let is_removal = c0 == b'-'
+        || (c0 == b'!' && !matches!(control, Control::KprobeEvents | Control::UprobeEvents));
     is_removal.then(|| removal(control, line, start, argv0, subsystem(control)))
 }
 

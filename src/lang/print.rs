@@ -151,7 +151,8 @@ impl DefView<'_> {
     /// Print the event part of a `cat trace` line (what follows the
     /// `TASK-PID [CPU] FLAGS TIMESTAMP: ` prefix), without the newline:
     /// `EVENT: (ip) args` for kprobe/fprobe events,
-    /// `EVENT: (ret_ip <- func) args` for return probes, and
+    /// `EVENT: (ret_ip <- func) args` for return probes (uprobes'
+    /// addresses in hex), and
     /// `parent->func(a=1, b=2)` (entry) or `parent <- func(a=1) ret=0`
     /// (exit) for function events.
     pub fn print_event<W: Write>(
@@ -183,6 +184,13 @@ impl DefView<'_> {
         if self.kind().is_event_probe() {
             // The source event, as the kernel's eprobe prints it.
             w.write_str(self.symbol().unwrap_or(""))?;
+        } else if self.kind().is_uprobe() {
+            // User addresses, unsymbolized (print_uprobe_event()).
+            if self.is_return() {
+                write!(w, "0x{second:x} <- 0x{first:x}")?;
+            } else {
+                write!(w, "0x{first:x}")?;
+            }
         } else if self.header_size() == 16 {
             ip(w, sym, second, true)?;
             w.write_str(" <- ")?;

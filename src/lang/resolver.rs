@@ -282,6 +282,24 @@ pub trait Resolver {
     fn event_filter(&self, _system: &str, _event: &str, _filter: &str) -> FilterCheck {
         FilterCheck::Unsupported
     }
+
+    /// What the file a uprobe names is (`kern_path()` with
+    /// `LOOKUP_FOLLOW`, then `d_is_reg()`); with no answer, a file that
+    /// does not exist.
+    fn user_file(&self, _path: &[u8]) -> UserFile {
+        UserFile::Missing(crate::lang::error::errno::ENOENT)
+    }
+}
+
+/// What [`Resolver::user_file`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UserFile {
+    /// A regular file.
+    Regular,
+    /// Something else (a directory, a device, a socket...).
+    NotRegular,
+    /// The lookup failed with this errno (`ENOENT`, `ENOTDIR`, `EACCES`...).
+    Missing(i32),
 }
 
 /// What [`Resolver::event_filter`] found.

@@ -317,10 +317,10 @@ impl<const N: usize> fmt::Write for Truncating<'_, N> {
     }
 }
 
-/// Set `event` to a default event name: the formatted text truncated to
-/// fit and sanitized as the kernel's `sanitize_event_name()` does (`:`,
-/// `.`, `*` after the first byte become `_`).
-pub(crate) fn set_default_event_name(
+/// `snprintf()` into an event name of `MAX_EVENT_NAME_LEN` bytes, NUL
+/// included: what does not fit is dropped, nothing replaced (uprobes'
+/// default names, which `__trace_uprobe_create()` takes as they are).
+pub(crate) fn set_event_name_truncated(
     event: &mut Str<MAX_EVENT_NAME_LEN>,
     args: fmt::Arguments<'_>,
 ) {
@@ -331,6 +331,16 @@ pub(crate) fn set_default_event_name(
         buf.clear();
     }
     event.set_truncated(char_prefix(buf.as_str(), MAX_EVENT_NAME_LEN - 1));
+}
+
+/// Set `event` to a default event name: the formatted text truncated to
+/// fit and sanitized as the kernel's `sanitize_event_name()` does (`:`,
+/// `.`, `*` after the first byte become `_`).
+pub(crate) fn set_default_event_name(
+    event: &mut Str<MAX_EVENT_NAME_LEN>,
+    args: fmt::Arguments<'_>,
+) {
+    set_event_name_truncated(event, args);
     for i in 1..event.len() {
         if matches!(at(event.as_bytes(), i), b':' | b'.' | b'*') {
             event.replace_ascii(i, b'_');

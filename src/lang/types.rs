@@ -510,6 +510,9 @@ pub enum Load {
         /// Resolved address (symbol + offset).
         addr: u64,
     },
+    /// `@+OFFS` of a uprobe: the address where offset `OFFS` of the
+    /// probed file is mapped in the probed process.
+    FileOffset(u64),
     /// Nothing is loaded (a `NULL` function-event argument); never stored.
     None,
 }
@@ -654,6 +657,31 @@ impl Program {
     /// The dereferences' operations, two bits each, the first lowest.
     pub(crate) fn deref_spaces(&self) -> u32 {
         self.deref_spaces
+    }
+
+    /// Make every memory access of the program a read of user memory
+    /// (a uprobe's; its programs have no per-CPU step).
+    pub(crate) fn make_user_space(&mut self) {
+        let mut spaces = 0u32;
+        for (i, d) in self.derefs().enumerate() {
+            let op = match d.op {
+                DerefOp::Read(_) => DerefOp::Read(Space::User),
+                other => other,
+            };
+            spaces |= op.bits().checked_shl(2 * i as u32).unwrap_or(0);
+        }
+        self.deref_spaces = spaces;
+        self.store = match self.store {
+            Store::Mem { offset, .. } => Store::Mem {
+                space: Space::User,
+                offset,
+            },
+            Store::String { offset, .. } => Store::String {
+                space: Space::User,
+                offset,
+            },
+            other => other,
+        };
     }
 
     pub(crate) fn push_deref(&mut self, d: Deref) -> Result<(), ()> {

@@ -22,6 +22,9 @@ pub struct Scalars {
     /// most [`crate::lang::SYMBOL_CAP`].
     pub(crate) module_len: u16,
     pub(crate) has_symbol: bool,
+    /// An address probe's address, a watchpoint's watched address, a
+    /// uprobe's reference counter (`(REF_CTR_OFFSET)`, an offset in its
+    /// file; 0: none).
     pub(crate) addr: u64,
     /// What the listing shows for an address probe (the kernel's `0x%p`).
     pub(crate) listed_addr: u64,
@@ -315,9 +318,17 @@ impl<'a> DefView<'a> {
         }
     }
 
+    /// A uprobe's file, its offset in it and its reference counter's
+    /// offset (0: none), as written (`None` for the other kinds).
+    pub fn uprobe_place(&self) -> Option<(&'a str, u64, u64)> {
+        self.kind
+            .is_uprobe()
+            .then_some((self.symbol, self.offset, self.addr))
+    }
+
     /// Probe address for `p ADDR` probes.
     pub fn address(&self) -> Option<u64> {
-        if self.has_symbol {
+        if self.has_symbol || self.kind.is_uprobe() {
             None
         } else {
             Some(self.addr)

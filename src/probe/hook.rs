@@ -6,7 +6,8 @@
 //! from this file, its parents and what sits below them, never from a
 //! file that imports it: kprobe.rs (kprobes and kretprobes), fentry.rs
 //! (entry probes on the shared ftrace_ops), fprobe.rs, tprobe.rs
-//! (tracepoints), eprobe.rs (event probes), wprobe.rs (watchpoints);
+//! (tracepoints), eprobe.rs (event probes), wprobe.rs (watchpoints),
+//! uprobe.rs (uprobes and uretprobes);
 //! below them, what several use: which functions ftrace can hook
 //! (traceable.rs) and function lists (function_list.rs). The answers the
 //! resolver asks of the kinds are re-exported here.
@@ -26,12 +27,14 @@ mod function_list;
 mod kprobe;
 mod tprobe;
 mod traceable;
+mod uprobe;
 mod wprobe;
 
 pub(crate) use eprobe::{event_field, event_filter, event_filters, event_source};
 pub(crate) use fprobe::function_traceable;
 pub(crate) use function_list::{entry_copies, module_function};
 pub(crate) use tprobe::exists as tracepoint_exists;
+pub(crate) use uprobe::user_file;
 
 /// A registered (or waiting) kernel probe that feeds one dynprobe probe,
 /// and the feed its hits run, which it holds in its own allocation.
@@ -89,6 +92,10 @@ pub(crate) unsafe fn new_hook(place: &mut Place<'_>, feed: Feed) -> Result<KBox<
             }
             // SAFETY: per the function's contract.
             unsafe { wprobe::WprobeHook::boxed(place, feed) }?
+        }
+        ProbeKind::Uprobe | ProbeKind::Uretprobe => {
+            // SAFETY: per the function's contract.
+            unsafe { uprobe::UprobeHook::boxed(place, feed) }?
         }
         ProbeKind::FprobeEntry
         | ProbeKind::FprobeExit

@@ -62,8 +62,10 @@ impl<const N: usize> Write for CText<N> {
 /// from the definition by [`place_of`], read by the hook of its kind.
 pub(crate) struct Place<'a> {
     pub(crate) kind: ProbeKind,
-    /// `SYM` or `MOD:SYM` (NUL-terminated), `None` for an address.
+    /// `SYM` or `MOD:SYM`, or a uprobe's file (NUL-terminated); `None`
+    /// for an address.
     pub(crate) symbol: Option<&'a CStr>,
+    /// The address; a uprobe's reference counter offset.
     pub(crate) addr: usize,
     pub(crate) offset: usize,
     pub(crate) maxactive: i32,
@@ -87,9 +89,17 @@ fn place_of<'a>(
     if !def.filter().is_empty() {
         *filter = hook::nul_terminated(def.filter().as_bytes())?;
     }
+    let uprobe = def.uprobe_place();
     let symbol = match (def.full_symbol(), def.address()) {
         // A watchpoint's symbol was resolved with its line.
         _ if def.kind() == ProbeKind::Wprobe => None,
+        // A uprobe's file.
+        _ if uprobe.is_some() => {
+            symbol
+                .write_str(uprobe.map_or("", |u| u.0))
+                .map_err(|_| EINVAL)?;
+            Some(symbol.as_cstr().ok_or(EINVAL)?)
+        }
         (Some(s), _) => {
             symbol.write_str(s).map_err(|_| EINVAL)?;
             Some(symbol.as_cstr().ok_or(EINVAL)?)
@@ -110,7 +120,8 @@ fn place_of<'a>(
     Ok(Place {
         kind: def.kind(),
         symbol,
-        addr: def.address().unwrap_or(0) as usize,
+        // A uprobe's reference counter.
+        addr: uprobe.map_or(def.address().unwrap_or(0), |u| u.2) as usize,
         offset: def.offset() as usize,
         maxactive: def.maxactive() as i32,
         entry_data_size: (def.entry_args().len() * core::mem::size_of::<u64>()) as u32,

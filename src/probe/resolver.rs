@@ -13,7 +13,7 @@ use kernel::prelude::*;
 use crate::lang::btf::{build_index, build_index_split, index_len, index_len_split};
 use crate::lang::{
     Btf, BtfError, BtfFunc, BtfMember, BtfType, Copies, EventField, FilterCheck, FuncEntry,
-    Resolver, Str, SymbolCheck,
+    Resolver, Str, SymbolCheck, UserFile,
 };
 use crate::probe::symbol_name::{self, SymbolName};
 use crate::sys::bindings as b;
@@ -348,6 +348,10 @@ impl Resolver for KernelResolver {
 
     fn event_filter(&self, system: &str, event: &str, filter: &str) -> FilterCheck {
         crate::probe::hook::event_filter(system, event, filter)
+    }
+
+    fn user_file(&self, path: &[u8]) -> UserFile {
+        crate::probe::hook::user_file(path)
     }
 
     fn tracepoint_exists(&self, name: &str) -> Option<bool> {

@@ -146,6 +146,8 @@ struct hit {
 	/* An event probe's source record and its size; NULL for the rest. */
 	const void *source;
 	size_t source_len;
+	/* A uprobe's hit: @regs are the probed process's, memory is its. */
+	bool user;
 };
 
 /*
@@ -191,6 +193,9 @@ static __always_inline size_t fetch_record(const struct dynprobe_feed *feed,
 						buf, cap);
 	if (feed->words)
 		return record_words(feed, hit, buf);
+	if (hit->user)
+		return dynprobe_rs_record_user(feed->def, hit->regs, buf, cap,
+					       hit->ip1, hit->ip2);
 	return dynprobe_rs_record(feed->def, hit->regs, hit->entry_data, buf,
 				  cap, hit->ip1, hit->ip2);
 }
@@ -599,6 +604,22 @@ out:
 	ftrace_test_recursion_unlock(bit);
 }
 NOKPROBE_SYMBOL(dynprobe_fentry_callback);
+
+/*
+ * The same for a uprobe's hit (uprobe.c), in the probed task with
+ * preemption disabled by the caller: @regs are the task's user registers.
+ */
+void dynprobe_dispatch_user(const struct dynprobe_feed *feed,
+			    struct pt_regs *regs, unsigned long ip1,
+			    unsigned long ip2)
+{
+	const struct hit hit = {
+		.regs = regs, .ip1 = ip1, .ip2 = ip2, .user = true,
+	};
+
+	dispatch(feed, &hit);
+}
+NOKPROBE_SYMBOL(dynprobe_dispatch_user);
 
 void dynprobe_dispatch_event(const struct dynprobe_feed *feed,
 			     struct pt_regs *regs, const void *source,

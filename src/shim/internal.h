@@ -22,6 +22,10 @@ void dynprobe_dispatch_ftrace(const struct dynprobe_feed *feed,
 			      struct ftrace_regs *fregs, struct pt_regs *regs,
 			      const unsigned long *entry_data,
 			      unsigned long ip1, unsigned long ip2);
+/* The same for a uprobe, in the probed task (preemption disabled). */
+void dynprobe_dispatch_user(const struct dynprobe_feed *feed,
+			    struct pt_regs *regs, unsigned long ip1,
+			    unsigned long ip2);
 /* The same for an event probe, fed by its source event's record. */
 void dynprobe_dispatch_event(const struct dynprobe_feed *feed,
 			     struct pt_regs *regs, const void *source,

@@ -160,6 +160,51 @@ impl Regs for EventProbeRegs<'_> {
     }
 }
 
+/// A uprobe's hit: the probed task's user registers, its user stack, and
+/// where offset 0 of the probed file is mapped (for `@+OFFS`).
+pub(crate) struct UserRegs {
+    regs: KernelRegs,
+    file_base: u64,
+}
+
+impl UserRegs {
+    pub(crate) fn new(regs: KernelRegs, file_base: u64) -> Self {
+        UserRegs { regs, file_base }
+    }
+}
+
+impl Regs for UserRegs {
+    fn reg(&self, r: Reg) -> u64 {
+        self.regs.reg(r)
+    }
+
+    fn stack_nth(&self, n: u32) -> u64 {
+        // SAFETY: `regs` is valid (KernelRegs' constructor contract); the
+        // helper reads user memory without faulting.
+        unsafe { b::dynprobe_user_stack_nth(self.regs.regs, n) as u64 }
+    }
+
+    fn stack_pointer(&self) -> u64 {
+        self.regs.reg(Reg::Sp)
+    }
+
+    fn arg(&self, n: u32) -> u64 {
+        self.regs.arg(n)
+    }
+
+    fn return_value(&self) -> u64 {
+        self.regs.return_value()
+    }
+
+    fn current_task(&self) -> u64 {
+        self.regs.current_task()
+    }
+
+    fn file_base(&self) -> u64 {
+        self.file_base
+    }
+}
+
 /// Kernel and user memory through the `*_nofault` accessors: a bad
 /// address is a `Fault`, never an oops, and nothing sleeps.
 pub(crate) struct KernelMemory;

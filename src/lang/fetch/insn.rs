@@ -24,6 +24,8 @@ pub(super) enum K {
     Imm(u64),
     Comm,
     Current,
+    /// A uprobe's `@+OFFS` (`FETCH_OP_FOFFS`).
+    FileOffset(u64),
     /// A watchpoint's `$addr`: the watched address, which no trigger
     /// moves in dynprobe (see vars.rs).
     WatchAddr(u64),
@@ -205,6 +207,7 @@ pub(super) fn to_program(code: &Code, count: u8) -> Option<Program> {
         K::Imm(v) => Load::Imm(v),
         K::Comm => Load::Comm,
         K::Current => Load::Current,
+        K::FileOffset(off) => Load::FileOffset(off),
         K::WatchAddr(a) => Load::Imm(a),
         K::TpArg(f) => Load::Field(f),
         K::Arg(n) => Load::Arg(n),

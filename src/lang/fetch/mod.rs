@@ -57,14 +57,18 @@ pub(crate) struct Flags {
     /// A watchpoint's arguments (`TPARG_FL_WPROBE` of the posted wprobe
     /// series): `$addr` and `$value` are its only variables; no registers.
     pub(crate) wprobe: bool,
+    /// A uprobe's arguments (`TPARG_FL_USER`, without `TPARG_FL_KERNEL`):
+    /// registers and memory are the probed process's, no BTF, no
+    /// symbols, `@+OFFS` is an offset in the probed file.
+    pub(crate) user: bool,
 }
 
 impl Flags {
     pub(crate) fn is_function_entry(self) -> bool {
-        self.fentry && !self.ret
+        self.fentry && !self.ret && !self.user
     }
     pub(crate) fn is_function_return(self) -> bool {
-        self.ret && !self.fentry
+        self.ret && !self.fentry && !self.user
     }
 }
 
@@ -255,6 +259,8 @@ fn parse_body<R: Resolver>(
     } else {
         FetchType::find(tstr)
     }
+    // find_fetch_type() refuses the symbol types on uprobes.
+    .filter(|t| !(ctx.flags.user && matches!(t, FetchType::Symbol | FetchType::SymStr)))
     .map_or_else(|| err(ErrorCode::BadType, ctx.offset + type_off), Ok)?;
 
     let mut code: Code = [K::Nop; FETCH_INSN_MAX];
@@ -282,5 +288,11 @@ fn parse_body<R: Resolver>(
     finalize(ctx, &mut code, pc, ty, tstr, type_off, count)?;
     pa.prog =
         to_program(&code, pa.count).map_or_else(|| err(ErrorCode::BadFetchArg, ctx.offset), Ok)?;
+    if ctx.flags.user {
+        // A uprobe's memory, dereferences and strings alike, is the
+        // probed process's (trace_uprobe.c's probe_mem_read() and
+        // fetch_store_string() read user memory for every operation).
+        pa.prog.make_user_space();
+    }
     Ok(())
 }

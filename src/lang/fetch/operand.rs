@@ -45,7 +45,10 @@ pub(super) fn parse_fetch<R: Resolver>(
         return err_no(ErrorCode::TooManyOps, ctx.offset, errno::E2BIG);
     }
     let mut pc = pc;
-    if arg.starts_with(THIS_CPU_PTR) || arg.starts_with(THIS_CPU_READ) {
+    // A kernel without the per-CPU forms reads the name as any other
+    // (a uprobe refuses it as a BTF name).
+    let percpu_forms = !ctx.flags.user || ctx.r.kernel().percpu_forms();
+    if percpu_forms && (arg.starts_with(THIS_CPU_PTR) || arg.starts_with(THIS_CPU_READ)) {
         return parse_this_cpu(ctx, def, code, pc, arg, abs, depth);
     }
     match at(arg, 0) {
@@ -72,7 +75,16 @@ pub(super) fn parse_fetch<R: Resolver>(
                     Err(e) => return err_no(ErrorCode::BadMemAddr, ctx.offset, e),
                 }
             } else if c1 == b'+' {
-                return err(ErrorCode::FileOnKprobe, ctx.offset);
+                if !ctx.flags.user {
+                    return err(ErrorCode::FileOnKprobe, ctx.offset);
+                }
+                // kstrtol() of the offset in the probed file.
+                match text::kstrtoll_errno(tail(arg, 2), 0) {
+                    Ok(v) => set(code, pc, K::FileOffset(v as u64)),
+                    Err(e) => return err_no(ErrorCode::BadFileOffs, ctx.offset, e),
+                }
+            } else if ctx.flags.user {
+                return err(ErrorCode::SymOnUprobe, ctx.offset);
             } else {
                 set(
                     code,
@@ -201,7 +213,9 @@ fn parse_this_cpu<R: Resolver>(
     depth: u32,
 ) -> Result<usize, AErr> {
     check_nesting(ctx, depth)?;
-    if ctx.flags.tevent {
+    // Kernel probes only: not event probes, whose records are another
+    // event's, nor uprobes.
+    if ctx.flags.tevent || ctx.flags.user {
         return err(ErrorCode::NosupPercpu, ctx.offset);
     }
     let (len, is_read) = if arg.starts_with(THIS_CPU_PTR) {

@@ -48,6 +48,11 @@ pub(super) fn parse_vars<R: Resolver>(
         if !ctx.flags.ret {
             return err(ErrorCode::RetvalOnProbe, ctx.offset);
         }
+        if ctx.flags.user {
+            // No BTF in user space: the return register as it is.
+            set(code, pc, K::Retval);
+            return Ok(pc);
+        }
         return parse_btf_arg(ctx, def, code, pc, orig);
     }
     if let Some(rest) = arg.strip_prefix(b"stack") {
@@ -63,7 +68,8 @@ pub(super) fn parse_vars<R: Resolver>(
                     return err_no(ErrorCode::BadVar, ctx.offset, e);
                 }
             };
-            if v > PARAM_MAX_STACK {
+            // A uprobe's stack is the process's, with no such bound.
+            if v > PARAM_MAX_STACK && !ctx.flags.user {
                 return err(ErrorCode::BadStackNum, ctx.offset);
             }
             set(code, pc, K::Stack(v as u32));
@@ -71,7 +77,7 @@ pub(super) fn parse_vars<R: Resolver>(
         }
         return err(ErrorCode::BadVar, ctx.offset);
     }
-    if let Some(rest) = arg.strip_prefix(b"current") {
+    if let Some(rest) = arg.strip_prefix(b"current").filter(|_| !ctx.flags.user) {
         // 7.3's `$current`, on every kernel (event probes refused it
         // above, as 7.3 does): the task's address, or with `->` a member
         // of its task_struct from BTF.

@@ -129,6 +129,7 @@ pub(super) fn create_fprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
         tpoint: is_tp,
         tevent: false,
         wprobe: false,
+        user: false,
     };
     out.kind = if is_tp {
         ProbeKind::Tprobe

@@ -527,6 +527,7 @@ pub(crate) fn parse<R: Resolver>(
         tpoint: false,
         tevent: false,
         wprobe: false,
+        user: false,
     };
     let mut ctx = Ctx::new(r, flags, Some(func_name));
     // Where the first named argument that reads a symbol (`@SYM`) is:

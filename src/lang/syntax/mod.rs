@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The probe event syntax, one file a kind: kprobe, fprobe, tracepoint
-//! probe, event probe and watchpoint lines of `kprobe_events` and `dynamic_events` (`trace_kprobe.c`,
-//! `trace_fprobe.c`, `trace_eprobe.c` and `trace_probe.c` in the kernel). The words of the
+//! The probe event syntax, one file a kind: kprobe, uprobe, fprobe,
+//! tracepoint probe, event probe and watchpoint lines of `kprobe_events`,
+//! `uprobe_events` and `dynamic_events` (`trace_kprobe.c`,
+//! `trace_uprobe.c`, `trace_fprobe.c`, `trace_eprobe.c` and
+//! `trace_probe.c` in the kernel). The words of the
 //! line come from the lexer; each argument goes to the fetch compiler.
 
 use crate::lang::def::Definition;
@@ -15,6 +17,7 @@ use crate::lang::MAX_EVENT_NAME_LEN;
 use eprobe::create_eprobe;
 use fprobe::create_fprobe;
 use kprobe::create_kprobe;
+use uprobe::create_uprobe;
 use wprobe::create_wprobe;
 
 /// What a probe event line turned out to be.
@@ -35,7 +38,18 @@ pub(crate) fn parse<R: Resolver>(
 ) -> Result<Outcome, ParseError> {
     let c0 = Words::new(line).next().map_or(0, |argv0| at(argv0, 0));
     let (sub, res) = match c0 {
-        b'p' | b'r' => (Subsystem::Kprobe, create_kprobe(line, r, out)),
+        b'p' | b'r' if control == Control::UprobeEvents => {
+            (Subsystem::Uprobe, create_uprobe(line, r, out))
+        }
+        b'p' | b'r' => match create_kprobe(line, r, out) {
+            // kprobes leave `PATH:OFFSET` to uprobes (dyn_event_create()
+            // asks trace_kprobe first, then trace_uprobe).
+            Ok(Outcome::Cancel) if control == Control::DynamicEvents => {
+                out.reset();
+                (Subsystem::Uprobe, create_uprobe(line, r, out))
+            }
+            res => (Subsystem::Kprobe, res),
+        },
         b'f' | b't' if control == Control::DynamicEvents => {
             (Subsystem::Fprobe, create_fprobe(line, r, out))
         }
@@ -190,6 +204,7 @@ mod args;
 mod eprobe;
 mod fprobe;
 mod kprobe;
+mod uprobe;
 mod wprobe;
 
 pub(crate) mod function;

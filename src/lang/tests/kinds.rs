@@ -7,7 +7,7 @@ use common::*;
 use dynprobe_lang::*;
 
 /// One definition of each kind.
-const LINES: [(Control, &str); 9] = [
+const LINES: [(Control, &str); 11] = [
     (Control::KprobeEvents, "p:g/kp vfs_read"),
     (Control::KprobeEvents, "r:g/kr vfs_read"),
     (Control::DynamicEvents, "f:g/fe vfs_read"),
@@ -17,6 +17,8 @@ const LINES: [(Control, &str); 9] = [
     (Control::FunctionEvents, "vfs_read(x64 a) -> s64 ret"),
     (Control::DynamicEvents, "e:g/ep syscalls.sys_enter_openat"),
     (Control::DynamicEvents, "w:g/wp w@jiffies"),
+    (Control::UprobeEvents, "p:g/up /bin/bash:0x10"),
+    (Control::DynamicEvents, "r:g/ur /bin/bash:0x10"),
 ];
 
 #[test]
@@ -49,12 +51,16 @@ fn header_fields_and_listing_come_from_the_table() {
 #[test]
 fn control_files_list_their_families() {
     use Control::*;
-    let lists = |f: Family| [KprobeEvents, DynamicEvents, FunctionEvents].map(|c| f.listed_in(c));
-    assert_eq!(lists(Family::Kprobe), [true, true, false]);
-    assert_eq!(lists(Family::Fprobe), [false, true, false]);
-    assert_eq!(lists(Family::Function), [false, false, true]);
-    assert_eq!(lists(Family::Eprobe), [false, true, false]);
-    assert_eq!(lists(Family::Wprobe), [false, true, false]);
+    let lists = |f: Family| {
+        [KprobeEvents, DynamicEvents, FunctionEvents, UprobeEvents].map(|c| f.listed_in(c))
+    };
+    assert_eq!(lists(Family::Kprobe), [true, true, false, false]);
+    assert_eq!(lists(Family::Fprobe), [false, true, false, false]);
+    assert_eq!(lists(Family::Function), [false, false, true, false]);
+    assert_eq!(lists(Family::Eprobe), [false, true, false, false]);
+    assert_eq!(lists(Family::Wprobe), [false, true, false, false]);
+    assert_eq!(lists(Family::Uprobe), [false, true, false, true]);
+    assert_eq!(Family::Uprobe.subsystem().name(), "trace_uprobe");
     assert_eq!(Family::Wprobe.subsystem().name(), "wprobe");
     assert_eq!(Family::Eprobe.subsystem().name(), "event_probe");
     assert_eq!(Family::Kprobe.subsystem().name(), "trace_kprobe");
@@ -82,4 +88,8 @@ fn which_kinds_share_an_event() {
     assert_eq!(Kprobe.joins(Eprobe), exist);
     assert_eq!(Wprobe.joins(Wprobe), exist);
     assert_eq!(Kprobe.joins(Wprobe), exist);
+    assert_eq!(Uprobe.joins(Uprobe), same);
+    assert_eq!(Uretprobe.joins(Uprobe), site);
+    assert_eq!(Uprobe.joins(Kprobe), exist);
+    assert_eq!(Kretprobe.joins(Uretprobe), exist);
 }

@@ -267,9 +267,12 @@ fn misc_errors() {
         (e.code, e.subsystem, e.logged),
         (NoMatchingType, Subsystem::Dynevent, true)
     );
-    // A uprobe-looking place is not ours.
-    let e = err_of(Control::DynamicEvents, "p /bin/sh:0x10");
-    assert_eq!(e.code, NoMatchingType);
+    // A uprobe-looking place is not a kprobe's: kprobe_events refuses it
+    // unlogged, dynamic_events takes it for a uprobe (tests/uprobe.rs).
+    let e = err_of(Control::KprobeEvents, "p /bin/sh:0x10");
+    assert!(!e.logged);
+    let e = err_of(Control::DynamicEvents, "p /no/such/file:0x10");
+    assert_eq!((e.code, e.subsystem), (FileNotFound, Subsystem::Uprobe));
     // Non-unique symbol.
     let e = err_of(Control::KprobeEvents, "p dup_sym");
     assert_eq!((e.code, e.column), (NonUniqSymbol, 2));

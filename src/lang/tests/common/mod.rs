@@ -43,6 +43,21 @@ impl Resolver for FakeKernel {
     fn event_field(&self, system: &str, event: &str, field: &str) -> Option<EventField> {
         fake_event_field(system, event, field)
     }
+    /// A few files of a Debian root: programs and a library are regular
+    /// files, `/tmp` and `/dev/null` are not.
+    fn user_file(&self, path: &[u8]) -> UserFile {
+        match path {
+            b"/bin/bash"
+            | b"/usr/bin/python3"
+            | b"/lib/x86_64-linux-gnu/libc.so.6"
+            | b"/tmp/a:b"
+            | b"/usr/lib/x86_64-linux-gnu/libz.so.1.3" => UserFile::Regular,
+            b"/tmp" | b"/dev/null" => UserFile::NotRegular,
+            b"/tmp/denied" => UserFile::Missing(13),
+            _ => UserFile::Missing(errno::ENOENT),
+        }
+    }
+
     /// A stand-in for the kernel's filter parser: `FIELD OP VALUE`
     /// clauses joined by `&&` or `||`, on the source event's own fields.
     fn event_filter(&self, system: &str, event: &str, filter: &str) -> FilterCheck {
