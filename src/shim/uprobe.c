@@ -68,7 +68,7 @@ struct dynprobe_uprobe *dynprobe_uprobe_new(const char *path,
 	struct dynprobe_uprobe *up;
 	int err;
 
-	up = kzalloc(sizeof(*up), GFP_KERNEL);
+	up = kzalloc_obj(*up, GFP_KERNEL);
 	if (!up)
 		return ERR_PTR(-ENOMEM);
 	err = kern_path(path, LOOKUP_FOLLOW, &up->path);
