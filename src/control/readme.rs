@@ -59,12 +59,12 @@ const README_TAIL: &str = "\
    place (uprobe): <path>:<offset>[%return][(ref_ctr_offset)]
 \t     args: <name>=fetcharg[:type]
 \t fetcharg: (%<register>|$<efield>), @<address>, @<symbol>[+|-<offset>],
-\t           @+<file-offset> (uprobes),
 \t           $stack<index>, $stack, $retval, $comm, $arg<N>, $current,
 \t           [(structname[,field])]<argname>[->field[->field|.field...]],
 \t           [(structname[,field])](fetcharg)->field[->field|.field...],
 \t           +|-[u]<offset>(<fetcharg>), \\imm-value, \\\"imm-string\"
-\t           this_cpu_read(<fetcharg>), this_cpu_ptr(<fetcharg>)
+\t           this_cpu_read(<fetcharg>), this_cpu_ptr(<fetcharg>),
+\t           @+<file-offset> (uprobes)
 \t     kernel return probes support: $retval, $arg<N>, $comm
 \t     watchpoints support: $addr, $value
 \t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, char, string, symbol,
