@@ -287,3 +287,19 @@ pub(super) fn parse_args<R: Resolver>(
     }
     Ok(())
 }
+
+/// The fetch arguments of a line whose kind expands neither `$arg*` nor
+/// `:%pd` (uprobes; watchpoints, as the series does): each word after the
+/// place goes to the argument parser as written, and a refusal points at
+/// its word.
+pub(super) fn parse_args_as_written<R: Resolver>(
+    ctx: &mut Ctx<'_, R>,
+    out: &mut Definition,
+    line: &[u8],
+) -> Result<(), LErr> {
+    for (j, a) in Words::new(line).skip(2).enumerate() {
+        ctx.offset = 0;
+        fetch::parse_probe_arg(ctx, out, j, a).map_err(|e| LErr { index: j + 2, e })?;
+    }
+    Ok(())
+}

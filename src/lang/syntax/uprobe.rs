@@ -3,10 +3,11 @@
 //! `p|r[:[GRP/][EVENT]] PATH:OFFSET[%return][(REF_CTR_OFFSET)] [ARGS]`,
 //! checked in the kernel's order, with its errors at its places.
 
+use super::args::parse_args_as_written;
 use super::{finish, lerr, lerr_no, parse_event_name, LErr, LResult, Outcome};
 use crate::lang::def::Definition;
 use crate::lang::error::{errno, ErrorCode};
-use crate::lang::fetch::{self, Ctx, Flags};
+use crate::lang::fetch::{Ctx, Flags};
 use crate::lang::kind::ProbeKind;
 use crate::lang::lexer::Words;
 use crate::lang::resolver::{Resolver, UserFile};
@@ -107,12 +108,7 @@ pub(super) fn create_uprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
         ..Flags::default()
     };
     let mut ctx = Ctx::new(r, flags, None);
-    // Each word goes to the argument parser as written: uprobes expand
-    // neither `$arg*` nor `:%pd`.
-    for (j, a) in Words::new(line).skip(2).enumerate() {
-        ctx.offset = 0;
-        fetch::parse_probe_arg(&mut ctx, out, j, a).map_err(|e| LErr { index: j + 2, e })?;
-    }
+    parse_args_as_written(&mut ctx, out, line)?;
     finish(r, out)
 }
 

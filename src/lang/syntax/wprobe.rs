@@ -3,10 +3,11 @@
 //! wprobe series defines them (`__trace_wprobe_create()` there):
 //! `w[:[GRP/][EVENT]] [r|w|rw]@ADDR|SYM[+|-OFFS][:LEN] [ARGS]`.
 
+use super::args::parse_args_as_written;
 use super::{finish, lerr, lerr_no, parse_event_name, LErr, LResult};
 use crate::lang::def::Definition;
 use crate::lang::error::{errno, ErrorCode};
-use crate::lang::fetch::{self, Ctx, Flags};
+use crate::lang::fetch::{Ctx, Flags};
 use crate::lang::kind::ProbeKind;
 use crate::lang::lexer::Words;
 use crate::lang::resolver::Resolver;
@@ -53,12 +54,7 @@ pub(super) fn create_wprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
         ..Flags::default()
     };
     let mut ctx = Ctx::new(r, flags, None);
-    // Each word goes to the argument parser as written: the series
-    // expands neither `$arg*` nor `:%pd` on `w` lines.
-    for (j, a) in Words::new(line).skip(2).enumerate() {
-        ctx.offset = 0;
-        fetch::parse_probe_arg(&mut ctx, out, j, a).map_err(|e| LErr { index: j + 2, e })?;
-    }
+    parse_args_as_written(&mut ctx, out, line)?;
     finish(r, out)
 }
 
