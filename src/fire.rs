@@ -4,7 +4,8 @@
 //! the probe handlers (src/shim/kprobe.c, fprobe.c, eprobe.c, wprobe.c,
 //! uprobe.c and the shared ftrace_ops' callback in hit.c), calls these to write a
 //! record from the hit's registers and memory; the return probes' entry
-//! handlers (kprobe.c, fprobe.c) call them to save the entry arguments.
+//! handlers (kprobe.c, fprobe.c, uprobe.c) call them to save the entry
+//! arguments.
 //! Nothing here takes a lock or allocates; it reads the definition the
 //! probe keeps (src/probe/).
 
@@ -13,7 +14,7 @@ use core::ffi::c_void;
 use crate::lang::HeaderIps;
 use crate::probe::compiled::CompiledDef;
 use crate::sys::bindings as b;
-use crate::sys::regs_memory::{EventProbeRegs, KernelMemory, KernelRegs, UserRegs};
+use crate::sys::regs_memory::{EventProbeRegs, KernelMemory, KernelRegs, UserMemory, UserRegs};
 
 /// The definition behind a probe's C pointer.
 ///
@@ -93,29 +94,33 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_record_event(
     def.record(&EventProbeRegs::new(regs, source), &KernelMemory, ips, out)
 }
 
-/// Fetches one record of a uprobe, in the probed task (called from the
-/// hit path for src/shim/uprobe.c's handlers): its registers and memory
-/// are the task's user ones. Entry and return probes alike have the
-/// probed function's address as the first header word, from which the
-/// probe's offset gives where the file is mapped (`@+OFFS`), as the
-/// kernel's translate_user_vaddr() takes it.
+/// Fetches one record of a uprobe, in the probed task with preemption
+/// on (called from src/shim/uprobe.c's handlers): its registers and
+/// memory are the task's user ones, its memory read where pages can be
+/// faulted in. Entry and return probes alike have the probed function's
+/// address as the first header word, from which the probe's offset gives
+/// where the file is mapped (`@+OFFS`), as the kernel's
+/// translate_user_vaddr() takes it.
 ///
 /// # Safety
 ///
-/// As [`dynprobe_rs_record`], without entry data.
+/// As [`dynprobe_rs_record`]; `entry_data` null or the return probe's
+/// entry words (`entry_args().len()` of them).
 #[no_mangle]
 pub(crate) unsafe extern "C" fn dynprobe_rs_record_user(
     def: *const c_void,
     regs: *mut b::pt_regs,
+    entry_data: *const kernel::ffi::c_ulong,
     buf: *mut u8,
     cap: usize,
     ip1: kernel::ffi::c_ulong,
     ip2: kernel::ffi::c_ulong,
 ) -> usize {
     // SAFETY: per the function's contract.
-    let def = unsafe { probe_def(def) }.record_view();
-    // SAFETY: per the function's contract; no entry data.
-    let kregs = unsafe { KernelRegs::new(regs, core::ptr::null(), 0) };
+    let def = unsafe { probe_def(def) };
+    // SAFETY: per the function's contract.
+    let kregs = unsafe { KernelRegs::new(regs, entry_data, def.entry_slots()) };
+    let def = def.record_view();
     let regs = UserRegs::new(kregs, (ip1 as u64).wrapping_sub(def.offset()));
     // SAFETY: as in `dynprobe_rs_record`.
     let out = unsafe { core::slice::from_raw_parts_mut(buf, cap) };
@@ -123,7 +128,33 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_record_user(
         first: ip1 as u64,
         second: ip2 as u64,
     };
-    def.record(&regs, &KernelMemory, ips, out)
+    def.record(&regs, &UserMemory, ips, out)
+}
+
+/// Saves a uretprobe's entry arguments, from the probed task's user
+/// registers and stack (called at function entry, in the task with
+/// preemption on).
+///
+/// # Safety
+///
+/// `def` is a live probe's definition, `regs` the hit's registers and
+/// `entry_data` valid for `entry_args().len()` words.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn dynprobe_rs_store_entry_user(
+    def: *const c_void,
+    regs: *mut b::pt_regs,
+    entry_data: *mut kernel::ffi::c_ulong,
+) {
+    // SAFETY: per the function's contract.
+    let def = unsafe { probe_def(def) }.record_view();
+    // SAFETY: per the function's contract.
+    let kregs = unsafe { KernelRegs::new(regs, core::ptr::null(), 0) };
+    let regs = UserRegs::new(kregs, 0);
+    for (slot, &param) in def.entry_args().iter().enumerate() {
+        use crate::lang::Regs;
+        // SAFETY: `slot` < entry_args().len(), the size of `entry_data`.
+        unsafe { *entry_data.add(slot) = regs.arg(u32::from(param)) as usize };
+    }
 }
 
 /// Saves a return probe's entry arguments (called at function entry).

@@ -299,30 +299,41 @@ void dynprobe_wprobe_exit(void);
  * with LOOKUP_FOLLOW, held until freed, as the kernel's uprobe events
  * hold theirs), and a consumer of the uprobe at @offset in it, with the
  * SDT reference counter at @ref_ctr_offset (0: none), whose handler (or
- * return handler, @ret) runs @feed. Made disarmed (an ERR_PTR: the
+ * return handler, @ret) runs @feed. A return probe with @entry_words
+ * entry words (at most DYNPROBE_UPROBE_ENTRY_WORDS) saves them at entry
+ * (dynprobe_rs_store_entry_user()) in a pool of slots allocated while it
+ * is armed, and its records read them; a call the pool has no slot for
+ * is a miss (dynprobe_uprobe_misses()). Made disarmed (an ERR_PTR: the
  * lookup's error, -EINVAL for no regular file, -ENOMEM); armed, it is
  * registered with uprobe_register() (0, or its -errno). Disarming and
  * freeing return once no handler of it runs.
  */
+#define DYNPROBE_UPROBE_ENTRY_WORDS 128
 struct dynprobe_uprobe;
 struct dynprobe_uprobe *dynprobe_uprobe_new(const char *path,
 					    unsigned long offset,
 					    unsigned long ref_ctr_offset,
-					    bool ret,
+					    bool ret, unsigned int entry_words,
 					    const struct dynprobe_feed *feed);
 int dynprobe_uprobe_arm(struct dynprobe_uprobe *up);
 void dynprobe_uprobe_disarm(struct dynprobe_uprobe *up);
 void dynprobe_uprobe_free(struct dynprobe_uprobe *up);
+u64 dynprobe_uprobe_misses(const struct dynprobe_uprobe *up);
 /*
  * What the file at @path (NUL-terminated) is, for a uprobe's line: 0 a
  * regular file, 1 something else, or the lookup's -errno.
  */
 int dynprobe_user_file(const char *path);
 /*
- * Word @n of the user stack of the task whose user registers are @regs
- * (get_user_stack_nth(), without faulting pages in); 0 where unreadable.
+ * In a uprobe's handler, with preemption on: the probed task's memory,
+ * faulting pages in as trace_uprobe does. Word @n of its user stack
+ * (get_user_stack_nth()), 0 where unreadable; @len bytes at @addr (0 or
+ * -EFAULT); the string at @addr (strncpy_from_user(): its length, @len
+ * if it was cut, or -EFAULT).
  */
 unsigned long dynprobe_user_stack_nth(struct pt_regs *regs, unsigned int n);
+int dynprobe_uprobe_read(void *dst, unsigned long addr, size_t len);
+long dynprobe_uprobe_read_str(u8 *dst, unsigned long addr, long len);
 
 /*
  * The hotplug states through which event probes' counters follow CPUs
@@ -432,8 +443,12 @@ unsigned long dynprobe_regs_stack_nth(struct pt_regs *regs, unsigned int n);
 size_t dynprobe_rs_record(const void *def, struct pt_regs *regs,
 			  const unsigned long *entry_data, u8 *buf, size_t cap,
 			  unsigned long ip1, unsigned long ip2);
-/* A uprobe's record: @regs and memory are the probed process's. */
-size_t dynprobe_rs_record_user(const void *def, struct pt_regs *regs, u8 *buf,
+/*
+ * A uprobe's record: @regs and memory are the probed process's, read
+ * with preemption on; @entry_data: a return probe's entry words or NULL.
+ */
+size_t dynprobe_rs_record_user(const void *def, struct pt_regs *regs,
+			       const unsigned long *entry_data, u8 *buf,
 			       size_t cap, unsigned long ip1,
 			       unsigned long ip2);
 size_t dynprobe_rs_record_event(const void *def, struct pt_regs *regs,
@@ -441,6 +456,9 @@ size_t dynprobe_rs_record_event(const void *def, struct pt_regs *regs,
 				size_t cap);
 void dynprobe_rs_store_entry(const void *def, struct pt_regs *regs,
 			     unsigned long *entry_data);
+/* A uretprobe's entry words, from the probed task's user registers. */
+void dynprobe_rs_store_entry_user(const void *def, struct pt_regs *regs,
+				  unsigned long *entry_data);
 
 #include "dynprobe/api_glue.h"
 #ifdef __BINDGEN__

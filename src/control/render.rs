@@ -55,16 +55,21 @@ pub(super) fn render(file: FileId, registry: &mut Registry) -> Result<Snapshot> 
             }
         }
         FileId::UprobeProfile => {
-            // probes_profile_seq_show(): each probe's file and hits.
+            // probes_profile_seq_show(): each probe's file and hits; a
+            // return probe with entry arguments (which the kernel's
+            // cannot have) adds its misses, as kprobe_profile's column.
             for ev in registry
                 .events
                 .iter()
                 .filter(|e| owns(file, e.def().kind()))
             {
-                for (def, (hits, _)) in ev.defs().zip(ev.counts()) {
+                for (def, (hits, misses)) in ev.defs().zip(ev.counts()) {
                     let path = def.uprobe_place().map_or("", |u| u.0);
-                    writeln!(w, "  {} {:<44} {:>15}", path, def.event(), hits)
-                        .map_err(|_| ENOMEM)?;
+                    write!(w, "  {} {:<44} {:>15}", path, def.event(), hits).map_err(|_| ENOMEM)?;
+                    if !def.entry_args().is_empty() {
+                        write!(w, " {:>15}", misses).map_err(|_| ENOMEM)?;
+                    }
+                    w.write_char('\n').map_err(|_| ENOMEM)?;
                 }
             }
         }

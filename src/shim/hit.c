@@ -146,8 +146,6 @@ struct hit {
 	/* An event probe's source record and its size; NULL for the rest. */
 	const void *source;
 	size_t source_len;
-	/* A uprobe's hit: @regs are the probed process's, memory is its. */
-	bool user;
 };
 
 /*
@@ -193,9 +191,6 @@ static __always_inline size_t fetch_record(const struct dynprobe_feed *feed,
 						buf, cap);
 	if (feed->words)
 		return record_words(feed, hit, buf);
-	if (hit->user)
-		return dynprobe_rs_record_user(feed->def, hit->regs, buf, cap,
-					       hit->ip1, hit->ip2);
 	return dynprobe_rs_record(feed->def, hit->regs, hit->entry_data, buf,
 				  cap, hit->ip1, hit->ip2);
 }
@@ -606,20 +601,47 @@ out:
 NOKPROBE_SYMBOL(dynprobe_fentry_callback);
 
 /*
- * The same for a uprobe's hit (uprobe.c), in the probed task with
- * preemption disabled by the caller: @regs are the task's user registers.
+ * The same for a uprobe's record of words (uprobe.c), in the probed task
+ * with preemption disabled by the caller: @regs are the task's user
+ * registers, @entry_data a return probe's entry words.
  */
 void dynprobe_dispatch_user(const struct dynprobe_feed *feed,
-			    struct pt_regs *regs, unsigned long ip1,
-			    unsigned long ip2)
+			    struct pt_regs *regs,
+			    const unsigned long *entry_data,
+			    unsigned long ip1, unsigned long ip2)
 {
 	const struct hit hit = {
-		.regs = regs, .ip1 = ip1, .ip2 = ip2, .user = true,
+		.regs = regs, .entry_data = entry_data, .ip1 = ip1, .ip2 = ip2,
 	};
 
 	dispatch(feed, &hit);
 }
 NOKPROBE_SYMBOL(dynprobe_dispatch_user);
+
+/*
+ * A uprobe's other records (uprobe.c), assembled beforehand in the task
+ * with preemption on, where user memory can be faulted in, as
+ * trace_uprobe assembles its own: copied here, preemption disabled by
+ * the caller, into the event's instances and to perf. The caller counted
+ * the hit.
+ */
+void dynprobe_dispatch_user_record(const struct dynprobe_feed *feed,
+				   struct pt_regs *regs, const u8 *rec,
+				   size_t len)
+{
+	const struct dynprobe_sink *sink = feed->sink;
+	unsigned int flags = READ_ONCE(sink->flags);
+
+	if (len < sizeof(struct trace_entry))
+		return;
+	if (flags & DYNPROBE_SINK_TRACE)
+		trace_record(sink, regs, rec, len);
+#ifdef CONFIG_PERF_EVENTS
+	if (flags & DYNPROBE_SINK_PERF)
+		perf_record(dynprobe_sink_call(sink), regs, NULL, rec, len);
+#endif
+}
+NOKPROBE_SYMBOL(dynprobe_dispatch_user_record);
 
 void dynprobe_dispatch_event(const struct dynprobe_feed *feed,
 			     struct pt_regs *regs, const void *source,

@@ -22,10 +22,18 @@ void dynprobe_dispatch_ftrace(const struct dynprobe_feed *feed,
 			      struct ftrace_regs *fregs, struct pt_regs *regs,
 			      const unsigned long *entry_data,
 			      unsigned long ip1, unsigned long ip2);
-/* The same for a uprobe, in the probed task (preemption disabled). */
+/*
+ * The same for a uprobe's record of words, in the probed task
+ * (preemption disabled); and a uprobe's record assembled at @rec (@len
+ * bytes, header included), into the event's instances and perf.
+ */
 void dynprobe_dispatch_user(const struct dynprobe_feed *feed,
-			    struct pt_regs *regs, unsigned long ip1,
-			    unsigned long ip2);
+			    struct pt_regs *regs,
+			    const unsigned long *entry_data,
+			    unsigned long ip1, unsigned long ip2);
+void dynprobe_dispatch_user_record(const struct dynprobe_feed *feed,
+				   struct pt_regs *regs, const u8 *rec,
+				   size_t len);
 /* The same for an event probe, fed by its source event's record. */
 void dynprobe_dispatch_event(const struct dynprobe_feed *feed,
 			     struct pt_regs *regs, const void *source,

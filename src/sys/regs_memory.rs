@@ -160,8 +160,10 @@ impl Regs for EventProbeRegs<'_> {
     }
 }
 
-/// A uprobe's hit: the probed task's user registers, its user stack, and
-/// where offset 0 of the probed file is mapped (for `@+OFFS`).
+/// A uprobe's hit: the probed task's user registers, its user stack, a
+/// return probe's entry words, and where offset 0 of the probed file is
+/// mapped (for `@+OFFS`). Read in the task with preemption on: its stack
+/// is read where pages can be faulted in.
 pub(crate) struct UserRegs {
     regs: KernelRegs,
     file_base: u64,
@@ -180,7 +182,7 @@ impl Regs for UserRegs {
 
     fn stack_nth(&self, n: u32) -> u64 {
         // SAFETY: `regs` is valid (KernelRegs' constructor contract); the
-        // helper reads user memory without faulting.
+        // helper reads user memory, in the task's uprobe handler.
         unsafe { b::dynprobe_user_stack_nth(self.regs.regs, n) as u64 }
     }
 
@@ -188,8 +190,17 @@ impl Regs for UserRegs {
         self.regs.reg(Reg::Sp)
     }
 
+    /// The x86_64 System V ABI's: six registers, then the stack above
+    /// the return address (at a function's first instruction).
     fn arg(&self, n: u32) -> u64 {
-        self.regs.arg(n)
+        match ARGS_IN_REGISTERS.get(n as usize) {
+            Some(&r) => self.regs.reg(r),
+            None => self.stack_nth(n - ARGS_IN_REGISTERS.len() as u32 + 1),
+        }
+    }
+
+    fn entry_data(&self, slot: u32) -> u64 {
+        self.regs.entry_data(slot)
     }
 
     fn return_value(&self) -> u64 {
@@ -202,6 +213,66 @@ impl Regs for UserRegs {
 
     fn file_base(&self) -> u64 {
         self.file_base
+    }
+}
+
+/// A uprobe handler's memory: the probed task's read where pages can be
+/// faulted in (`copy_from_user()`, `strncpy_from_user()`), as the
+/// kernel's uprobe events read it; a kernel address as [`KernelMemory`]
+/// reads it.
+pub(crate) struct UserMemory;
+
+impl Memory for UserMemory {
+    fn read(&self, space: Space, addr: u64, dst: &mut [u8]) -> Result<(), Fault> {
+        if space != Space::User {
+            return KernelMemory.read(space, addr, dst);
+        }
+        // SAFETY: `dst` is valid for `dst.len()` bytes; the helper reads
+        // `addr` through copy_from_user(), in the task's uprobe handler.
+        match unsafe { b::dynprobe_uprobe_read(dst.as_mut_ptr().cast(), addr as usize, dst.len()) }
+        {
+            0 => Ok(()),
+            _ => Err(Fault),
+        }
+    }
+
+    fn read_str(&self, space: Space, addr: u64, dst: &mut [u8]) -> Result<usize, Fault> {
+        if space != Space::User {
+            return KernelMemory.read_str(space, addr, dst);
+        }
+        let cap = dst.len();
+        let len = isize::try_from(cap).map_err(|_| Fault)?;
+        // SAFETY: as in `read`; strncpy_from_user() writes at most `cap`
+        // bytes.
+        let got = unsafe { b::dynprobe_uprobe_read_str(dst.as_mut_ptr(), addr as usize, len) };
+        // As fetch_store_string(): a string cut at `cap` ends in a NUL
+        // there; a shorter one's NUL is counted.
+        match usize::try_from(got) {
+            Err(_) => Err(Fault),
+            Ok(n) if n >= cap => {
+                if let Some(last) = dst.last_mut() {
+                    *last = 0;
+                }
+                Ok(cap)
+            }
+            Ok(n) => Ok(n + 1),
+        }
+    }
+
+    fn is_user_address(&self, addr: u64) -> bool {
+        KernelMemory.is_user_address(addr)
+    }
+
+    fn this_cpu_ptr(&self, addr: u64) -> u64 {
+        KernelMemory.this_cpu_ptr(addr)
+    }
+
+    fn comm(&self) -> [u8; 16] {
+        KernelMemory.comm()
+    }
+
+    fn symbol(&self, addr: u64, dst: &mut [u8]) -> usize {
+        KernelMemory.symbol(addr, dst)
     }
 }
 

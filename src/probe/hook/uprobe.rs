@@ -3,7 +3,8 @@
 //! uprobes' hook: the probed file, held from the definition to its
 //! removal (a binary deleted or replaced meanwhile keeps its probe, as
 //! the kernel's uprobe events keep theirs), and a uprobe consumer
-//! registered while the event is enabled (src/shim/uprobe.c). Also the
+//! registered while the event is enabled (src/shim/uprobe.c), with a
+//! return probe's entry words saved at entry (`$argN`). Also the
 //! resolver's question about a uprobe line's file.
 
 use core::ptr::NonNull;
@@ -44,6 +45,8 @@ impl UprobeHook {
     pub(super) unsafe fn boxed(place: &mut Place<'_>, feed: Feed) -> Result<KBox<dyn Hook>> {
         let path = place.symbol.ok_or(EINVAL)?;
         let ret = place.kind.is_return();
+        // A return probe's entry words (`$argN` saved at entry).
+        let entry_words = place.entry_data_size / core::mem::size_of::<u64>() as u32;
         let mut hook = KBox::new(UprobeHook { uprobe: None, feed }, GFP_KERNEL)?;
         // SAFETY: allocates the C object, which the drop frees; `path` is
         // NUL-terminated and only read during the call; the feed is in
@@ -54,6 +57,7 @@ impl UprobeHook {
                 place.offset,
                 place.addr,
                 ret,
+                entry_words,
                 hook.feed.get(),
             )
         })?;
@@ -81,8 +85,14 @@ impl Hook for UprobeHook {
         }
     }
 
+    /// Calls of a return probe with entry arguments that found no
+    /// entry-data slot, or whose slot was taken over.
     fn misses(&self) -> u64 {
-        0
+        match self.uprobe() {
+            // SAFETY: a live object (type invariant).
+            Ok(uprobe) => unsafe { b::dynprobe_uprobe_misses(uprobe.as_ptr()) },
+            Err(_) => 0,
+        }
     }
 
     fn feed(&self) -> &Feed {
@@ -99,6 +109,10 @@ impl Drop for UprobeHook {
         }
     }
 }
+
+// Every entry word a definition may save has its place in the C side's
+// buffers.
+const _: () = assert!(crate::lang::MAX_TRACE_ARGS <= b::DYNPROBE_UPROBE_ENTRY_WORDS as usize);
 
 /// What the file a uprobe line names is (`kern_path()`, `d_is_reg()`).
 pub(crate) fn user_file(path: &[u8]) -> UserFile {
