@@ -106,7 +106,16 @@ pub(super) fn parse_vars<R: Resolver>(
             return err(ErrorCode::BadArgNum, ctx.offset);
         }
         let param = (v - 1) as u32;
-        if ctx.flags.is_function_entry() {
+        // Beyond the kernel, which refuses `$argN` on uprobes
+        // (NOFENTRY_ARGS): a uprobe's are the x86_64 System V ABI's,
+        // read from the user registers and stack as at a function's
+        // first instruction; a uretprobe's are saved at entry.
+        if ctx.flags.user && !ctx.flags.ret {
+            set(code, pc, K::Arg(param));
+        } else if ctx.flags.user {
+            let slot = store_entry_arg(def, param)?;
+            set(code, pc, K::Edata(slot));
+        } else if ctx.flags.is_function_entry() {
             let p = if ctx.flags.tpoint {
                 param.saturating_add(1)
             } else {

@@ -5,6 +5,8 @@
 //! the same arguments), the arguments uprobes take and the ones they
 //! refuse, records read from user memory, and the errors with their
 //! carets on each kernel series (uprobe_syntax_errors.tc's cases first).
+//! Beyond the kernel: `$argN` at entry, and at return from the words
+//! saved at entry.
 
 mod common;
 use common::*;
@@ -71,8 +73,9 @@ fn kernel_uprobe_syntax_errors() {
 #[test]
 fn argument_errors() {
     check("p /bin/bash:0x10 ^$retval", RetvalOnProbe);
-    check("p /bin/bash:0x10 ^$arg1", NofentryArgs);
-    check("r /bin/bash:0x10 ^$arg1", NofentryArgs);
+    // `$argN` is taken (below), with the kernel's bounds.
+    check("p /bin/bash:0x10 ^$arg0", BadArgNum);
+    check("r /bin/bash:0x10 ^$arg0", BadArgNum);
     check("p /bin/bash:0x10 ^$arg*", BadVar);
     check("p /bin/bash:0x10 ^count", NosupBtfarg);
     check("p /bin/bash:0x10 ^%none", BadRegName);
@@ -297,6 +300,9 @@ impl Regs for UserRegs {
     fn current_task(&self) -> u64 {
         self.regs.current_task()
     }
+    fn entry_data(&self, slot: u32) -> u64 {
+        self.regs.entry_data(slot)
+    }
     fn file_base(&self) -> u64 {
         self.file_base
     }
@@ -343,4 +349,111 @@ fn records_read_user_memory() {
     let mut buf2 = vec![0u8; 4096];
     let n2 = c.view().record(&regs, &mem, ips, &mut buf2);
     assert_eq!(&buf2[..n2], &buf[..]);
+}
+
+#[test]
+fn arguments_by_position_at_entry() {
+    // The kernel refuses `$argN` on uprobes; dynprobe takes the x86_64
+    // System V ABI's, on every series.
+    for facts in SERIES {
+        let mut d = Box::new(Definition::new());
+        parse(
+            Control::UprobeEvents,
+            b"p:e /bin/bash:0x10 $arg1 n=$arg8:s32 s=+0($arg2):ustring",
+            &On(facts),
+            &mut d,
+        )
+        .unwrap();
+        let loads: Vec<_> = d.args().iter().map(|a| a.program().load).collect();
+        assert_eq!(loads, [Load::Arg(0), Load::Arg(7), Load::Arg(1)]);
+        assert!(d.entry_args().is_empty());
+    }
+    let d = u("p:e /bin/bash:0x10 $arg1 n=$arg8:s32 s=+0($arg2):ustring");
+    let regs = UserRegs {
+        regs: FakeRegs {
+            args: vec![7, 0x7ffe_0000_2000, 0, 0, 0, 0, 0, (-2i64) as u64],
+            ..Default::default()
+        },
+        file_base: 0x5555_5555_4000,
+    };
+    let mut mem = FakeMem::default();
+    mem.add(0x7ffe_0000_2000, b"name\0");
+    let mut buf = vec![0u8; 4096];
+    let ips = HeaderIps {
+        first: 0x5555_5555_4010,
+        second: 0,
+    };
+    let n = d.view().record(&regs, &mem, ips, &mut buf);
+    buf.truncate(n);
+    let mut line = String::new();
+    d.view()
+        .print_event(&buf, &mut FakeSyms, &mut line)
+        .unwrap();
+    assert_eq!(line, "e: (0x555555554010) arg1=0x7 n=-2 s=\"name\"");
+    // Listed as written.
+    let mut listed = String::new();
+    d.view().canonical(&mut listed).unwrap();
+    assert_eq!(
+        listed,
+        "p:uprobes/e /bin/bash:0x0000000000000010 arg1=$arg1 n=$arg8:s32 s=+0($arg2):ustring"
+    );
+}
+
+#[test]
+fn exit_records_take_arguments_saved_at_entry() {
+    // A uretprobe's `$argN` is saved at entry, one slot a parameter
+    // however often it is named, as a kernel exit event's.
+    let d = u("r:x /bin/bash:0x10 rv=$retval:s32 s=+0($arg2):ustring n=$arg1 again=$arg2");
+    assert_eq!(d.kind(), ProbeKind::Uretprobe);
+    assert_eq!(d.entry_args(), [1, 0]);
+    let loads: Vec<_> = d.args().iter().map(|a| a.program().load).collect();
+    assert_eq!(
+        loads,
+        [
+            Load::RetVal,
+            Load::EntryData(0),
+            Load::EntryData(1),
+            Load::EntryData(0)
+        ]
+    );
+    let regs = UserRegs {
+        regs: FakeRegs {
+            ret: 3,
+            edata: vec![0x7ffe_0000_2000, 42],
+            // What the registers hold at return is not what is recorded.
+            args: vec![1, 2],
+            ..Default::default()
+        },
+        file_base: 0x5555_5555_4000,
+    };
+    let mut mem = FakeMem::default();
+    mem.add(0x7ffe_0000_2000, b"entry\0");
+    let mut buf = vec![0u8; 4096];
+    let ips = HeaderIps {
+        first: 0x5555_5555_4010,
+        second: 0x5555_5555_5000,
+    };
+    let n = d.view().record(&regs, &mem, ips, &mut buf);
+    buf.truncate(n);
+    let mut line = String::new();
+    d.view()
+        .print_event(&buf, &mut FakeSyms, &mut line)
+        .unwrap();
+    assert_eq!(
+        line,
+        "x: (0x555555555000 <- 0x555555554010) rv=3 s=\"entry\" n=0x2a again=0x7ffe00002000"
+    );
+    // Compiled, it keeps its entry words and reads the same.
+    let c = compile(&d);
+    assert_eq!(c.view().entry_args(), [1, 0]);
+    let mut buf2 = vec![0u8; 4096];
+    let n2 = c.view().record(&regs, &mem, ips, &mut buf2);
+    assert_eq!(&buf2[..n2], &buf[..]);
+    // Registers and entry words only: a record of words.
+    let w = compile(&u("r:w /bin/bash:0x10 $arg1 $retval"));
+    let table = w.word_table().unwrap();
+    assert_eq!(
+        table.sources(),
+        [WordSource::EntryData(0), WordSource::RetVal]
+    );
 }
