@@ -123,6 +123,11 @@ if tiers:
     for t in tiers:
         ratio((f"scale{t}", "d_func"), (f"scale{t}", "k_fentry"), None,
               f"{t}+{t} others: function event / kernel fprobe event")
+ratio(M("d_uprobe"), M("k_uprobe"), 0.9, "uprobe event, 3 register args: dynprobe / kernel")
+ratio(M("d_uprobe_str"), M("k_uprobe_str"), 0.9, "uprobe event + ustring: dynprobe / kernel")
+ratio(M("d_uretprobe"), M("k_uretprobe"), 0.9, "uretprobe event, $retval: dynprobe / kernel")
+ratio(M("d_uretprobe_arg"), M("k_uretprobe"), None,
+      "(dynprobe uretprobe + entry $arg1 / kernel uretprobe, $retval alone)")
 ratio(M("d_kprobe"), M("hook_kprobe_rb"), 1.3, "limit: dynprobe kprobe event / bare kprobe + raw write")
 ratio(M("d_vfunc"), M("hook_vftrace_rb"), 1.4, "limit, vmlinux target: function event / bare ftrace_ops + raw write")
 ratio(M("d_func"), M("hook_ftrace_rb"), None, "limit, module target: function event / bare ftrace_ops + raw write")

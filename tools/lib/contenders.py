@@ -28,4 +28,11 @@ LABEL = {
     "k_vfentry": "kernel fprobe entry event, 3 args, vmlinux target",
     "d_vfentry": "dynprobe `f` entry event, 3 args, vmlinux target",
     "d_vfunc": "dynprobe function event, 3 args, vmlinux target",
+    "k_uprobe": "kernel uprobe event, 3 register args, user target",
+    "d_uprobe": "dynprobe uprobe event, 3 register args, user target",
+    "k_uprobe_str": "kernel uprobe event, 3 regs + ustring, user target",
+    "d_uprobe_str": "dynprobe uprobe event, 3 regs + ustring, user target",
+    "k_uretprobe": "kernel uretprobe event, $retval, user target",
+    "d_uretprobe": "dynprobe uretprobe event, $retval, user target",
+    "d_uretprobe_arg": "dynprobe uretprobe event, $retval + entry $arg1, user target",
 }
