@@ -8,6 +8,9 @@
  *   entry_args exit N   the same, but the innermost call exits the
  *                       process, leaving N + 1 returns pending
  *   entry_args sleep N  the same, but the innermost call sleeps 3 s
+ *   entry_args fork N   the same, but the innermost call forks: the
+ *                       child returns through the N + 1 pending calls
+ *                       and exits, then the parent returns
  *   entry_args map FILE s is the start of FILE, mapped and never touched
  *                       before the call: its page is faulted in by the
  *                       probe's read or not at all
@@ -16,9 +19,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-static int exit_inside, sleep_inside;
+static int exit_inside, sleep_inside, fork_inside;
+
+/* The parent waits for the child to be done. */
+static void fork_and_wait(void)
+{
+	pid_t pid = fork();
+
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
 
 /* Built with -O0: never inlined, its recursion kept. */
 long probed(long a, const char *s, long depth)
@@ -31,6 +44,8 @@ long probed(long a, const char *s, long depth)
 		_exit(0);
 	else if (sleep_inside)
 		sleep(3);
+	else if (fork_inside)
+		fork_and_wait();
 	__asm__ volatile("" : : "r"(s) : "memory");
 	return r;
 }
@@ -50,6 +65,9 @@ int main(int argc, char **argv)
 			return 1;
 	} else if (argc == 3 && !strcmp(argv[1], "exit")) {
 		exit_inside = 1;
+		depth = atol(argv[2]);
+	} else if (argc == 3 && !strcmp(argv[1], "fork")) {
+		fork_inside = 1;
 		depth = atol(argv[2]);
 	} else if (argc == 3 && !strcmp(argv[1], "sleep")) {
 		sleep_inside = 1;
