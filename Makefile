@@ -5,6 +5,8 @@
 #   make          build dynprobe.ko against the cached kernel, or KDIR=...,
 #                 and the API's sample modules (samples/)
 #   make samples  only the sample modules (dynprobe.ko built first)
+#   make workload the uprobe tests' program and library
+#                 (selftests/uprobe/workload/, into build/uprobe-workload/)
 #   make kbuild-rust  regenerate an installed distribution kernel's Rust
 #                 crates (HEADERS=..., default the running kernel's)
 #   make dkms-build   what dkms.conf runs: both of the above, the samples,
@@ -39,25 +41,32 @@ KDIR_CACHED = $(shell $(TOP)/tools/setup/kernel --print-kdir)
 KBUILD_PASS = $(if $(CLIPPY),CLIPPY=$(CLIPPY)) $(if $(KRUSTFLAGS),KRUSTFLAGS="$(KRUSTFLAGS)")
 MAKE_KERNEL = $(TOP)/tools/setup/in-root make -C $(KDIR_CACHED) M=$(TOP) $(KBUILD_PASS)
 MAKE_SAMPLES = $(TOP)/tools/setup/in-root make -C $(KDIR_CACHED) M=$(TOP)/samples $(KBUILD_PASS)
+# User programs for the guest: the root's compiler and libc are the guest's.
+MAKE_USER = $(TOP)/tools/setup/in-root make
 else
 # Any Rust-enabled Linux 7.2 build tree, with the host's toolchain.
 MAKE_KERNEL = $(MAKE) -C $(KDIR) M=$(TOP) $(if $(LLVM),LLVM=$(LLVM))
 MAKE_SAMPLES = $(MAKE) -C $(KDIR) M=$(TOP)/samples $(if $(LLVM),LLVM=$(LLVM))
+MAKE_USER = $(MAKE)
 endif
 # The samples link against dynprobe.ko's exports.
 SAMPLES_SYMBOLS = KBUILD_EXTRA_SYMBOLS=$(TOP)/Module.symvers
 
-.PHONY: all module samples module-stock kbuild-rust dkms-build setup check check-host check-guest check-debug check-peer bench bench-profile stress stress-hostile run shell clean install-command
+.PHONY: all module samples workload module-stock kbuild-rust dkms-build setup check check-host check-guest check-debug check-peer bench bench-profile stress stress-hostile run shell clean install-command
 
 all: module
 
-module:
+module: workload
 	$(MAKE_KERNEL) modules
 	$(MAKE_SAMPLES) $(SAMPLES_SYMBOLS) modules
 
 samples:
 	$(MAKE_KERNEL) modules
 	$(MAKE_SAMPLES) $(SAMPLES_SYMBOLS) modules
+
+# The uprobe workload, a user program the guests run (any kernel's).
+workload:
+	$(MAKE_USER) -s -C $(TOP)/selftests/uprobe/workload O=$(TOP)/build/uprobe-workload
 
 # dynprobe.ko and the samples for Debian's stock kernel, in
 # build/module-stock/RELEASE/ (STOCK=RELEASE picks one of

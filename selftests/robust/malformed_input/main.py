@@ -32,13 +32,21 @@ Also violations: a valid-by-construction line (no mutation, written whole)
 that is refused, and fewer round trips than ROUND_TRIP_FLOOR of the
 definitions (a dynprobe that refused most lines would check nothing).
 
+Then uprobe lines (uprobe_lines.py): a fixed list of cases and seeded
+mutations of valid uprobe lines, each written to dynprobe's
+uprobe_events and dynamic_events and to the kernel's; a difference in
+outcome, error_log entry or listing is a violation unless documented
+the same way.
+
 Environment: MALFORMED_N (number of definitions, default 2000),
 MALFORMED_SEED (default 1; "random" picks one), MALFORMED_ONLY (comma
 separated indices to rerun; no floor), MALFORMED_KERNEL_EVERY (compare
 every Nth definition with the kernel, default 4; 0: never, for runs
 without the kernel's files only), MALFORMED_KNOWN (the list of documented
 differences, default the one above), MALFORMED_REPORT (file for the
-summary; default $DYNPROBE_RUN/malformed-input.txt).
+summary; default $DYNPROBE_RUN/malformed-input.txt), MALFORMED_UPROBE_N
+(mutated uprobe lines, default 200; none with MALFORMED_ONLY or without
+the kernel comparison).
 Exits 1 on any violation.
 
 The run in files, each one concern: forms.py (the valid lines and the
@@ -65,6 +73,7 @@ from forms import DP_FILES, Env  # noqa: E402
 from known import KNOWN_DIFFERENCES, load_known  # noqa: E402
 from listings import snapshot  # noqa: E402
 from report import summary  # noqa: E402
+from uprobe_lines import run_uprobe_lines  # noqa: E402
 from tracefs import DYNPROBE, TRACING, read, write_pieces  # noqa: E402
 
 
@@ -149,6 +158,12 @@ def main():
                   (count + 1, time.monotonic() - start, len(checker.violations)), flush=True)
             if snapshot() != perm_state:
                 checker.violation(idx, d, 'permanent definitions changed')
+    # Uprobe lines, where both dynprobe and the kernel take them.
+    if kernel_every and not only and os.path.exists(DYNPROBE + '/uprobe_events') and \
+            os.path.exists(TRACING + '/uprobe_events'):
+        n_up = run_uprobe_lines(checker, seed, int(os.environ.get('MALFORMED_UPROBE_N', '200')))
+        print('  uprobe lines: %d, each in two files, %.0f s, %d violations' %
+              (n_up, time.monotonic() - start, len(checker.violations)), flush=True)
     elapsed = time.monotonic() - start
 
     end_state = snapshot()

@@ -23,6 +23,9 @@ def summary(c, seed, n, elapsed):
       'round trips: %d (floor: %s)' % (c.stats['writes accepted'], c.stats['writes refused'],
                                        c.stats['definitions accepted'], c.stats['round trips'],
                                        getattr(c, 'floor', None)))
+    w('uprobe lines: %d written (to dynprobe\'s files and the kernel\'s), %d accepted, '
+      '%d refused' % (c.stats['uprobe lines'], c.stats['uprobe lines accepted'],
+                      c.stats['uprobe lines refused']))
     w('mutations: ' + ', '.join('%s %d' % kv for kv in sorted(c.mutation_count.items())))
     w('refused, by errno: ' + ', '.join('%s %d' % kv for kv in c.refused_errno.most_common()))
     w('refused with an error_log entry, by message:')

@@ -98,9 +98,11 @@ pub(super) fn finalize<R: Resolver>(
             || matches!(last, K::Imm(_) | K::Comm | K::Data(_) | K::TpArg(_))
             || count > 0
         {
+            // (EINVAL here, as the kernel's; E2BIG for the raw store and
+            // the array below.)
             pc += 1;
             if op(code, pc) != K::Nop {
-                return err_no(ErrorCode::TooManyOps, ctx.offset, errno::E2BIG);
+                return err(ErrorCode::TooManyOps, ctx.offset);
             }
             cur = K::Nop;
         }
@@ -161,9 +163,10 @@ pub(super) fn finalize<R: Resolver>(
             );
         }
     } else if ctx.last_type.is_some() && !(ctx.last_bitsize % 8 == 0 && ctx.last_bitoffs == 0) {
+        // parse_btf_bitfield(): EINVAL.
         pc += 1;
         if op(code, pc) != K::Nop {
-            return err_no(ErrorCode::TooManyOps, ctx.offset, errno::E2BIG);
+            return err(ErrorCode::TooManyOps, ctx.offset);
         }
         let used = ctx.last_bitsize.saturating_add(ctx.last_bitoffs);
         if used > 64 || ctx.last_bitsize > 64 {

@@ -93,13 +93,15 @@ pub(super) fn parse_fetch<R: Resolver>(
                 );
                 pc += 1;
                 if pc == END_SLOT {
-                    return err_no(ErrorCode::TooManyOps, ctx.offset, errno::E2BIG);
+                    return err(ErrorCode::TooManyOps, ctx.offset);
                 }
                 set(code, pc, K::Imm(0));
             }
+            // (Out of slots, the kernel's memory fetches and dereferences
+            // fail with EINVAL, its stores with E2BIG.)
             pc += 1;
             if pc == END_SLOT {
-                return err_no(ErrorCode::TooManyOps, ctx.offset, errno::E2BIG);
+                return err(ErrorCode::TooManyOps, ctx.offset);
             }
             set(code, pc, K::Deref(0));
         }
@@ -142,7 +144,7 @@ pub(super) fn parse_fetch<R: Resolver>(
             }
             pc += 1;
             if pc == END_SLOT {
-                return err_no(ErrorCode::TooManyOps, ctx.offset, errno::E2BIG);
+                return err(ErrorCode::TooManyOps, ctx.offset);
             }
             set(code, pc, if user { K::UDeref(off) } else { K::Deref(off) });
             ctx.last_type = None;

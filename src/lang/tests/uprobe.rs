@@ -456,4 +456,18 @@ fn exit_records_take_arguments_saved_at_entry() {
         table.sources(),
         [WordSource::EntryData(0), WordSource::RetVal]
     );
+
+/// Out of fetch slots, a dereference or a memory fetch fails with
+/// EINVAL, as the kernel's (`++code == end` in parse_probe_arg()), on
+/// uprobe and kprobe lines alike.
+#[test]
+fn too_many_ops_is_einval() {
+    let deep = format!("p /bin/bash:0x10 {}%di{}", "+0(".repeat(15), ")".repeat(15));
+    let e = err_of(Control::UprobeEvents, &deep);
+    assert_eq!((e.code, e.errno), (TooManyOps, errno::EINVAL));
+    let e = err_of(Control::DynamicEvents, &deep);
+    assert_eq!((e.code, e.errno), (TooManyOps, errno::EINVAL));
+    let deep = format!("p vfs_read {}@0{}", "+0(".repeat(14), ")".repeat(14));
+    let e = err_of(Control::KprobeEvents, &deep);
+    assert_eq!((e.code, e.errno), (TooManyOps, errno::EINVAL));
 }
