@@ -326,6 +326,13 @@ impl<'a> DefView<'a> {
             .then_some((self.symbol, self.offset, self.addr))
     }
 
+    /// A uprobe's place by name, `SYMBOL[+OFFS]` as written (its offset
+    /// is [`Self::uprobe_place`]'s); `None` for a place by offset and the
+    /// other kinds.
+    pub fn uprobe_function(&self) -> Option<&'a str> {
+        (self.kind.is_uprobe() && !self.fe_text.is_empty()).then_some(self.fe_text)
+    }
+
     /// Probe address for `p ADDR` probes.
     pub fn address(&self) -> Option<u64> {
         if self.has_symbol || self.kind.is_uprobe() {

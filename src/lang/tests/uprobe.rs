@@ -4,7 +4,9 @@
 //! the listing and removal, the header fields and format (a kprobe's on
 //! the same arguments), the arguments uprobes take and the ones they
 //! refuse, records read from user memory, and the errors with their
-//! carets on each kernel series (uprobe_syntax_errors.tc's cases first).
+//! carets on each kernel series (uprobe_syntax_errors.tc's cases first);
+//! dynprobe's places by name (`PATH:SYMBOL[+OFFS]`), on a fake file and
+//! on the host's libc, with their names, listings and refusals.
 
 mod common;
 use common::*;
@@ -121,7 +123,9 @@ fn errnos_and_unlogged_refusals() {
     for line in [
         "p vfs_read",
         "p /bin/bash",
-        "p /bin/bash:x10",
+        "p /bin/bash:.x10",
+        "p /bin/bash:",
+        "p /bin/bash:-10",
         "f vfs_read",
         "w w@jiffies",
         "!p:e /bin/bash:0x10",
@@ -343,4 +347,237 @@ fn records_read_user_memory() {
     let mut buf2 = vec![0u8; 4096];
     let n2 = c.view().record(&regs, &mem, ips, &mut buf2);
     assert_eq!(&buf2[..n2], &buf[..]);
+}
+
+// ---- Places by name -------------------------------------------------------
+
+/// `/bin/bash` has `main` (0x30 bytes at file offset 0x2f000) and the
+/// variable `counter`; `/usr/bin/python3` has two `twice`;
+/// `/lib/x86_64-linux-gnu/libc.so.6` has no symbol table; the others
+/// answer as their names say.
+struct Functions;
+
+impl Resolver for Functions {
+    fn user_file(&self, path: &[u8]) -> UserFile {
+        match path {
+            b"/tmp/notelf" | b"/tmp/broken" | b"/tmp/huge" | b"/tmp/unreadable" => {
+                UserFile::Regular
+            }
+            _ => FakeKernel.user_file(path),
+        }
+    }
+    fn user_function(&self, path: &[u8], name: &[u8], offs: u64) -> Result<u64, UserFunctionError> {
+        use elf::ElfError as E;
+        use UserFunctionError::*;
+        match (path, name) {
+            (b"/tmp/notelf", _) => Err(Elf(E::BadMagic)),
+            (b"/tmp/broken", _) => Err(Elf(E::SectionOutOfFile)),
+            (b"/tmp/huge", _) => Err(TooBig),
+            (b"/tmp/unreadable", _) => Err(Read(5)),
+            (b"/lib/x86_64-linux-gnu/libc.so.6", _) => Err(Elf(E::NoSymbolTable)),
+            (b"/usr/bin/python3", b"twice") => Err(Elf(E::AmbiguousSymbol)),
+            (b"/bin/bash", b"main" | b"main@@V1") if offs < 0x30 => Ok(0x2f000 + offs),
+            (b"/bin/bash", b"main") => Err(Elf(E::OffsetPastSymbolEnd)),
+            (b"/bin/bash", b"counter") => Err(Elf(E::NotAFunction)),
+            _ => Err(Elf(E::SymbolNotFound)),
+        }
+    }
+}
+
+fn named(control: Control, line: &str) -> Box<Definition> {
+    let mut d = Box::new(Definition::new());
+    match parse(control, line.as_bytes(), &Functions, &mut d) {
+        Ok(Command::Define) => d,
+        other => panic!("{line:?}: {other:?}"),
+    }
+}
+
+#[test]
+fn places_by_name() {
+    for control in [Control::UprobeEvents, Control::DynamicEvents] {
+        let d = named(control, "p /bin/bash:main");
+        assert_eq!(d.kind(), ProbeKind::Uprobe);
+        assert_eq!((d.group(), d.event()), ("uprobes", "p_bash_main_0"));
+        assert_eq!(d.view().uprobe_place(), Some(("/bin/bash", 0x2f000, 0)));
+        assert_eq!(d.view().uprobe_function(), Some("main"));
+        assert_eq!(canon_of(&d), "p:uprobes/p_bash_main_0 /bin/bash:main");
+        // The offset, as a kprobe's: decimal or hexadecimal.
+        let d = named(control, "p /bin/bash:main+0x10 a=%di");
+        assert_eq!(d.view().uprobe_place(), Some(("/bin/bash", 0x2f010, 0)));
+        assert_eq!(d.event(), "p_bash_main_16");
+        assert_eq!(
+            canon_of(&d),
+            "p:uprobes/p_bash_main_16 /bin/bash:main+0x10 a=%di"
+        );
+        // Return probes: `r` or `%return`, named as kretprobes are.
+        for line in ["r /bin/bash:main", "p /bin/bash:main%return"] {
+            let d = named(control, line);
+            assert_eq!(d.kind(), ProbeKind::Uretprobe);
+            assert_eq!(canon_of(&d), "r:uprobes/r_bash_main_0 /bin/bash:main");
+        }
+        // The reference counter, the event named, a version.
+        let d = named(control, "p:g/e /bin/bash:main+4(0x20)");
+        assert_eq!(d.view().uprobe_place(), Some(("/bin/bash", 0x2f004, 0x20)));
+        assert_eq!(canon_of(&d), "p:g/e /bin/bash:main+4(0x20)");
+        let d = named(control, "p /bin/bash:main@@V1");
+        assert_eq!(d.event(), "p_bash_main__V1_0");
+        assert_eq!(
+            canon_of(&d),
+            "p:uprobes/p_bash_main__V1_0 /bin/bash:main@@V1"
+        );
+        // `_` starts a name too.
+        let e = err_of_in(control, "p /bin/bash:_start");
+        assert_eq!(e.code, UprobeNoFunc);
+    }
+}
+
+#[test]
+fn places_by_name_list_and_remove_as_written() {
+    let d = named(Control::UprobeEvents, "p:g/e /bin/bash:main+4(0x20) a=%ax");
+    let v = d.view();
+    assert!(v.matches_removal(None, "e", b" /bin/bash:main+4(0x20)"));
+    assert!(v.matches_removal(None, "e", b" /bin/bash:main+4(0x20) a=%ax"));
+    assert!(!v.matches_removal(None, "e", b" /bin/bash:0x000000000002f004(0x20)"));
+    assert!(!v.matches_removal(None, "e", b" /bin/bash:main(0x20)"));
+    // The listing reads back as the same definition.
+    let listed = canon_of(&d);
+    assert_eq!(canon_of(&named(Control::DynamicEvents, &listed)), listed);
+}
+
+fn err_of_in(control: Control, line: &str) -> ParseError {
+    let mut d = Box::new(Definition::new());
+    match parse(control, line.as_bytes(), &Functions, &mut d) {
+        Err(e) => e,
+        Ok(c) => panic!("{line:?} unexpectedly accepted: {c:?}"),
+    }
+}
+
+/// The error of `case` (`^` where the caret goes) in uprobe_events and
+/// dynamic_events: its code, errno, and its caret.
+fn refused(case: &str, code: ErrorCode, errno: i32) {
+    let pos = case.rfind('^').unwrap();
+    let cmd: String = case.chars().filter(|&c| c != '^').collect();
+    for control in [Control::UprobeEvents, Control::DynamicEvents] {
+        let e = err_of_in(control, &cmd);
+        assert!(e.logged, "{case:?}: {e:?}");
+        assert_eq!(command_text(&e, cmd.as_bytes()), cmd, "{case:?}");
+        assert_eq!((e.column, e.code, e.errno), (pos, code, errno), "{case:?}");
+        assert_eq!(e.subsystem.name(), "trace_uprobe", "{case:?}");
+    }
+}
+
+#[test]
+fn places_by_name_refused() {
+    refused("p /bin/bash:^nosuch", UprobeNoFunc, errno::ENOENT);
+    refused("p /bin/bash:^counter", UprobeNotFunc, errno::EINVAL);
+    refused("p /bin/bash:main^+0x30", UprobeOffsPastEnd, errno::EINVAL);
+    refused("p /bin/bash:main+^0x3z", BadUprobeOffs, errno::EINVAL);
+    refused("p /bin/bash:main+^", BadUprobeOffs, errno::EINVAL);
+    refused("r /usr/bin/python3:^twice", NonUniqSymbol, 99);
+    refused(
+        "p /lib/x86_64-linux-gnu/libc.so.6:^malloc",
+        UprobeNoSymtab,
+        errno::ENOENT,
+    );
+    refused("p ^/tmp/notelf:main", UprobeNotElf, 8);
+    refused("p ^/tmp/broken:main", UprobeBadElf, 8);
+    refused("p ^/tmp/huge:main", UprobeElfTooBig, 27);
+    refused("p ^/tmp/unreadable:main", UprobeReadFailed, 5);
+    // The file is checked first, the suffixes before the name, as for
+    // an offset.
+    refused("p ^/non_exist_file:main", FileNotFound, errno::ENOENT);
+    refused("p ^/tmp:main", NoRegularFile, errno::EINVAL);
+    refused("p /bin/bash:main^%hoge", BadAddrSuffix, errno::EINVAL);
+    refused("p /bin/bash:main(^1a)", BadRefcnt, errno::EINVAL);
+    refused(
+        "p /bin/bash:main(0x10)^%return",
+        BadRefcntSuffix,
+        errno::EINVAL,
+    );
+    // Offsets stay offsets, with the kernel's errors.
+    refused("p /bin/bash:^10a", BadUprobeOffs, errno::EINVAL);
+    refused("p /bin/bash:10 ^@symbol", SymOnUprobe, errno::EINVAL);
+}
+
+/// The host's libc, read whole: the place by name is where `nm -D`
+/// puts the function, mapped through the segment `readelf -l` lists.
+#[test]
+fn libc_by_name_on_the_host() {
+    struct Host;
+    impl Resolver for Host {
+        fn user_file(&self, path: &[u8]) -> UserFile {
+            match std::fs::metadata(std::str::from_utf8(path).unwrap()) {
+                Ok(m) if m.is_file() => UserFile::Regular,
+                Ok(_) => UserFile::NotRegular,
+                Err(_) => UserFile::Missing(errno::ENOENT),
+            }
+        }
+        fn user_function(
+            &self,
+            path: &[u8],
+            name: &[u8],
+            offs: u64,
+        ) -> Result<u64, UserFunctionError> {
+            let bytes = std::fs::read(std::str::from_utf8(path).unwrap())
+                .map_err(|_| UserFunctionError::Read(5))?;
+            let elf = elf::Elf::parse(&bytes).map_err(UserFunctionError::Elf)?;
+            elf.lookup_function(name, offs)
+                .map(|p| p.offset)
+                .map_err(UserFunctionError::Elf)
+        }
+    }
+    let libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+    let Ok(nm) = std::process::Command::new("nm")
+        .args(["-D", "--defined-only", libc])
+        .output()
+    else {
+        return;
+    };
+    let nm = String::from_utf8(nm.stdout).unwrap();
+    let Some(addr) = nm
+        .lines()
+        .find(|l| l.ends_with(" malloc@@GLIBC_2.2.5") || l.ends_with(" malloc"))
+        .and_then(|l| u64::from_str_radix(l.split_whitespace().next()?, 16).ok())
+    else {
+        return;
+    };
+    let readelf = std::process::Command::new("readelf")
+        .args(["-lW", libc])
+        .output()
+        .unwrap();
+    let readelf = String::from_utf8(readelf.stdout).unwrap();
+    let offset = readelf
+        .lines()
+        .filter(|l| l.trim_start().starts_with("LOAD"))
+        .find_map(|l| {
+            let w: Vec<u64> = l
+                .split_whitespace()
+                .skip(1)
+                .take(5)
+                .map(|x| u64::from_str_radix(x.trim_start_matches("0x"), 16).unwrap())
+                .collect();
+            (addr >= w[1] && addr < w[1] + w[3]).then(|| addr - w[1] + w[0])
+        })
+        .unwrap();
+    let line = format!("p {libc}:malloc+4 size=%di:u64");
+    let mut d = Box::new(Definition::new());
+    assert!(matches!(
+        parse(Control::UprobeEvents, line.as_bytes(), &Host, &mut d),
+        Ok(Command::Define)
+    ));
+    assert_eq!(d.view().uprobe_place(), Some((libc, offset + 4, 0)));
+    assert_eq!(d.event(), "p_libc_malloc_4");
+    assert_eq!(
+        canon_of(&d),
+        format!("p:uprobes/p_libc_malloc_4 {libc}:malloc+4 size=%di:u64")
+    );
+    let mut d = Box::new(Definition::new());
+    let e = parse(
+        Control::UprobeEvents,
+        format!("p {libc}:no_such_function").as_bytes(),
+        &Host,
+        &mut d,
+    )
+    .unwrap_err();
+    assert_eq!((e.code, e.errno), (UprobeNoFunc, errno::ENOENT));
 }
