@@ -56,7 +56,7 @@ const README_TAIL: &str = "\
 \t           -:[<group>/][<event>]
 \t    place: [<module>:]<symbol>[+<offset>]|<memaddr>
   place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>
-   place (uprobe): <path>:<offset>[%return][(ref_ctr_offset)]
+   place (uprobe): <path>:<offset>|<symbol>[+<offset>][%return][(ref_ctr_offset)]
 \t     args: <name>=fetcharg[:type]
 \t fetcharg: (%<register>|$<efield>), @<address>, @<symbol>[+|-<offset>],
 \t           $stack<index>, $stack, $retval, $comm, $arg<N>, $current,
