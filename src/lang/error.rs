@@ -233,6 +233,24 @@ error_codes! {
         UprobeNotFunc = C(UPROBE_NOT_FUNC, "The symbol is not a function"),
         /// `+OFFS` at or past the function's `st_size` (`EINVAL`).
         UprobeOffsPastEnd = C(UPROBE_OFFS_PAST_END, "Offset is past the end of the function"),
+        /// A function event on a user function: its arguments are in the
+        /// six registers of the x86_64 SysV ABI (`E2BIG` past them).
+        UserFuncTooManyArgs = C(
+            USER_FUNC_TOO_MANY_ARGS,
+            "A user function's arguments are its first six (the registers)"
+        ),
+        /// The exit of a user function does not take arguments at its
+        /// entry yet (`EOPNOTSUPP`).
+        UserExitEntryArgs = C(
+            USER_EXIT_ENTRY_ARGS,
+            "Exit events of user functions cannot record entry arguments yet"
+        ),
+        /// A user function has no BTF: arguments by name, `...` and a
+        /// return value by name are refused (`EOPNOTSUPP`).
+        UserFuncNamedArg = C(
+            USER_FUNC_NAMED_ARG,
+            "User functions have no BTF: arguments are positional, with a type"
+        ),
     }
     /// The posted wprobe series' probe errors (`TP_ERR_*` there), which
     /// no supported kernel has yet: `error_log` shows dynprobe's copy of

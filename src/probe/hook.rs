@@ -93,7 +93,10 @@ pub(crate) unsafe fn new_hook(place: &mut Place<'_>, feed: Feed) -> Result<KBox<
             // SAFETY: per the function's contract.
             unsafe { wprobe::WprobeHook::boxed(place, feed) }?
         }
-        ProbeKind::Uprobe | ProbeKind::Uretprobe => {
+        ProbeKind::Uprobe
+        | ProbeKind::Uretprobe
+        | ProbeKind::UserFunctionEntry
+        | ProbeKind::UserFunctionExit => {
             // SAFETY: per the function's contract.
             unsafe { uprobe::UprobeHook::boxed(place, feed) }?
         }

@@ -4,7 +4,8 @@
  * removal, and a uprobe consumer registered while the event is enabled,
  * as kernel/trace/trace_uprobe.c does for the kernel's uprobe events.
  * The probe is a Rust object (src/probe/hook/uprobe.rs) that owns this
- * one. C because the consumer's handlers read instruction_pointer() and
+ * one. Function events on user functions use it too, with handlers
+ * that give their records a function event's header. C because the consumer's handlers read instruction_pointer() and
  * user_stack_pointer(), and the file's inode is d_real_inode(), all
  * static inlines; struct path and the consumer are kept here with them.
  */
@@ -59,6 +60,36 @@ static int uretprobe_hit(struct uprobe_consumer *self, unsigned long func,
 	return 0;
 }
 
+/*
+ * A function event on a user function: the header is __parent_ip, __ip,
+ * as a kernel function event's. At entry the return address is the word
+ * at the user stack pointer; at return it is where the task returns to.
+ */
+static int ufunc_hit(struct uprobe_consumer *self, struct pt_regs *regs,
+		     __u64 *data)
+{
+	struct dynprobe_uprobe *up =
+		container_of(self, struct dynprobe_uprobe, consumer);
+
+	preempt_disable_notrace();
+	dynprobe_dispatch_user(up->feed, regs, dynprobe_user_stack_nth(regs, 0),
+			       instruction_pointer(regs));
+	preempt_enable_notrace();
+	return 0;
+}
+
+static int ufunc_ret_hit(struct uprobe_consumer *self, unsigned long func,
+			 struct pt_regs *regs, __u64 *data)
+{
+	struct dynprobe_uprobe *up =
+		container_of(self, struct dynprobe_uprobe, consumer);
+
+	preempt_disable_notrace();
+	dynprobe_dispatch_user(up->feed, regs, instruction_pointer(regs), func);
+	preempt_enable_notrace();
+	return 0;
+}
+
 struct dynprobe_uprobe *dynprobe_uprobe_new(const char *path,
 					    unsigned long offset,
 					    unsigned long ref_ctr_offset,
@@ -89,6 +120,14 @@ struct dynprobe_uprobe *dynprobe_uprobe_new(const char *path,
 	else
 		up->consumer.handler = uprobe_hit;
 	return up;
+}
+
+void dynprobe_uprobe_function_event(struct dynprobe_uprobe *up)
+{
+	if (up->consumer.ret_handler)
+		up->consumer.ret_handler = ufunc_ret_hit;
+	else
+		up->consumer.handler = ufunc_hit;
 }
 
 int dynprobe_uprobe_arm(struct dynprobe_uprobe *up)

@@ -157,13 +157,36 @@ fn function_offset<R: Resolver>(
         }
         None => (spec, 0, spec_at),
     };
-    let e = match r.user_function(path, name, offs) {
-        Ok(offset) => return Ok(offset),
-        Err(e) => e,
-    };
-    let (code, at, errno) = match e {
-        UserFunctionError::Read(e) => (ErrorCode::UprobeReadFailed, 0, e),
-        UserFunctionError::TooBig => (ErrorCode::UprobeElfTooBig, 0, errno::EFBIG),
+    match r.user_function(path, name, offs) {
+        Ok(offset) => Ok(offset),
+        Err(e) => {
+            let (code, at, errno) = refusal(e);
+            let at = match at {
+                Blame::Path => 0,
+                Blame::Name => spec_at,
+                Blame::Offset => plus_at,
+            };
+            Err(lerr_no(1, code, at, errno))
+        }
+    }
+}
+
+/// What a refusal of a function by name points at.
+pub(super) enum Blame {
+    /// The file.
+    Path,
+    /// The function's name.
+    Name,
+    /// The `+` of its offset.
+    Offset,
+}
+
+/// The error code, what it points at and the errno of a function by
+/// name the resolver did not find.
+pub(super) fn refusal(e: UserFunctionError) -> (ErrorCode, Blame, i32) {
+    match e {
+        UserFunctionError::Read(e) => (ErrorCode::UprobeReadFailed, Blame::Path, e),
+        UserFunctionError::TooBig => (ErrorCode::UprobeElfTooBig, Blame::Path, errno::EFBIG),
         UserFunctionError::Elf(e) => match e {
             ElfError::Truncated
             | ElfError::BadMagic
@@ -171,13 +194,15 @@ fn function_offset<R: Resolver>(
             | ElfError::BadEndian
             | ElfError::BadVersion
             | ElfError::BadMachine
-            | ElfError::BadType => (ErrorCode::UprobeNotElf, 0, errno::ENOEXEC),
-            ElfError::NoSymbolTable => (ErrorCode::UprobeNoSymtab, spec_at, errno::ENOENT),
-            ElfError::SymbolNotFound => (ErrorCode::UprobeNoFunc, spec_at, errno::ENOENT),
-            ElfError::NotAFunction => (ErrorCode::UprobeNotFunc, spec_at, errno::EINVAL),
-            ElfError::AmbiguousSymbol => (ErrorCode::NonUniqSymbol, spec_at, errno::EADDRNOTAVAIL),
+            | ElfError::BadType => (ErrorCode::UprobeNotElf, Blame::Path, errno::ENOEXEC),
+            ElfError::NoSymbolTable => (ErrorCode::UprobeNoSymtab, Blame::Name, errno::ENOENT),
+            ElfError::SymbolNotFound => (ErrorCode::UprobeNoFunc, Blame::Name, errno::ENOENT),
+            ElfError::NotAFunction => (ErrorCode::UprobeNotFunc, Blame::Name, errno::EINVAL),
+            ElfError::AmbiguousSymbol => {
+                (ErrorCode::NonUniqSymbol, Blame::Name, errno::EADDRNOTAVAIL)
+            }
             ElfError::OffsetPastSymbolEnd | ElfError::BadOffset => {
-                (ErrorCode::UprobeOffsPastEnd, plus_at, errno::EINVAL)
+                (ErrorCode::UprobeOffsPastEnd, Blame::Offset, errno::EINVAL)
             }
             ElfError::BadHeaderTable
             | ElfError::SectionOutOfFile
@@ -186,10 +211,9 @@ fn function_offset<R: Resolver>(
             | ElfError::BadSymbolTable
             | ElfError::BadNote
             | ElfError::UnmappedAddress
-            | ElfError::NotRead { .. } => (ErrorCode::UprobeBadElf, 0, errno::ENOEXEC),
+            | ElfError::NotRead { .. } => (ErrorCode::UprobeBadElf, Blame::Path, errno::ENOEXEC),
         },
-    };
-    Err(lerr_no(1, code, at, errno))
+    }
 }
 
 /// The default name of an event on `PATH:SYMBOL[+OFFS]`: as a kprobe's
@@ -228,7 +252,7 @@ fn file_not_found(e: i32) -> LErr {
 }
 
 /// `kern_path()` and `d_is_reg()` of the probed file.
-fn check_file<R: Resolver>(r: &R, path: &[u8]) -> Result<(), LErr> {
+pub(super) fn check_file<R: Resolver>(r: &R, path: &[u8]) -> Result<(), LErr> {
     match r.user_file(path) {
         UserFile::Regular => Ok(()),
         UserFile::NotRegular => Err(lerr(1, ErrorCode::NoRegularFile, 0)),

@@ -581,3 +581,104 @@ fn libc_by_name_on_the_host() {
     .unwrap_err();
     assert_eq!((e.code, e.errno), (UprobeNoFunc, errno::ENOENT));
 }
+
+// ---- Function events on user functions ------------------------------------
+
+fn user_fe(line: &str) -> Box<Definition> {
+    named(Control::FunctionEvents, line)
+}
+
+#[test]
+fn user_function_events() {
+    let d = user_fe("/bin/bash:main(int argc, x64 argv, string name)");
+    assert_eq!(d.kind(), ProbeKind::UserFunctionEntry);
+    assert!(d.kind().is_function_event() && d.kind().is_user());
+    assert_eq!((d.group(), d.event()), ("functions", "main"));
+    assert_eq!(d.view().uprobe_place(), Some(("/bin/bash", 0x2f000, 0)));
+    assert_eq!(
+        canon_of(&d),
+        "/bin/bash:main(int argc, x64 argv, string name)"
+    );
+    // A function event's header and print, as a kernel function's.
+    let fields = fields_of(&d);
+    assert!(fields[0].contains("__parent_ip") && fields[1].contains("__ip"));
+    // The parameters (the registers of the x86_64 SysV ABI, as the
+    // kernel's regs_get_kernel_argument() reads them from the task's
+    // user registers), strings from user memory.
+    let regs = FakeRegs {
+        args: vec![3, 0x7ffe_0000_1000, 0x7ffe_0000_2000],
+        ..FakeRegs::default()
+    };
+    let regs = UserRegs { regs, file_base: 0 };
+    let mut mem = FakeMem::default();
+    mem.add(0x7ffe_0000_2000, b"user\0");
+    let mut buf = vec![0u8; 4096];
+    let ips = HeaderIps {
+        first: 0x5555_5555_5123,
+        second: 0x5555_5555_6000,
+    };
+    let n = d.view().record(&regs, &mem, ips, &mut buf);
+    buf.truncate(n);
+    let mut line = String::new();
+    d.view()
+        .print_event(&buf, &mut FakeSyms, &mut line)
+        .unwrap();
+    assert!(
+        line.ends_with("(argc=3, argv=7ffe00001000, name=user)"),
+        "{line}"
+    );
+    // Dereferences and `|`, as for kernel functions.
+    let d = user_fe("/bin/bash:main(NULL, string argv[0] | x64 argv)");
+    assert_eq!(d.args().len(), 2);
+    // The exit: the return value, hooked by a uretprobe.
+    let d = user_fe("/bin/bash:main() -> int ret");
+    assert_eq!(d.kind(), ProbeKind::UserFunctionExit);
+    assert_eq!(d.event(), "main__exit");
+    assert_eq!(canon_of(&d), "/bin/bash:main() -> int ret");
+    assert_eq!(d.view().uprobe_place(), Some(("/bin/bash", 0x2f000, 0)));
+    // Kernel function events are as they were.
+    let d = user_fe("vfs_read(x64 file)");
+    assert_eq!(d.kind(), ProbeKind::FunctionEntry);
+    assert_eq!(d.view().uprobe_place(), None);
+}
+
+/// The error of `case` (`^` where the caret goes) in function_events.
+fn fe_refused(case: &str, code: ErrorCode, errno: i32) {
+    let pos = case.rfind('^').unwrap();
+    let cmd: String = case.chars().filter(|&c| c != '^').collect();
+    let e = err_of_in(Control::FunctionEvents, &cmd);
+    assert!(e.logged, "{case:?}: {e:?}");
+    assert_eq!((e.column, e.code, e.errno), (pos, code, errno), "{case:?}");
+    assert_eq!(e.subsystem.name(), "function_events", "{case:?}");
+}
+
+#[test]
+fn user_function_events_refused() {
+    fe_refused("/bin/bash:^nosuch(int a)", UprobeNoFunc, errno::ENOENT);
+    fe_refused("/bin/bash:^counter()", UprobeNotFunc, errno::EINVAL);
+    fe_refused("^/tmp/notelf:main()", UprobeNotElf, 8);
+    fe_refused("^/non_exist_file:main()", FileNotFound, errno::ENOENT);
+    fe_refused("^/tmp:main()", NoRegularFile, errno::EINVAL);
+    fe_refused("^/bin/bash(int a)", FeBadFunc, errno::EINVAL);
+    fe_refused("/bin/bash:^(int a)", FeBadFunc, errno::EINVAL);
+    // No BTF: positional arguments with a type only.
+    fe_refused("/bin/bash:main(^argc)", UserFuncNamedArg, errno::EOPNOTSUPP);
+    fe_refused("/bin/bash:main(^...)", UserFuncNamedArg, errno::EOPNOTSUPP);
+    fe_refused(
+        "/bin/bash:main() -> ^ret",
+        UserFuncNamedArg,
+        errno::EOPNOTSUPP,
+    );
+    // Six registers.
+    fe_refused(
+        "/bin/bash:main(int a, int b, int c, int d, int e, int f, int ^g)",
+        UserFuncTooManyArgs,
+        errno::E2BIG,
+    );
+    // An exit records no entry arguments yet.
+    fe_refused(
+        "/bin/bash:main(int ^argc) -> int ret",
+        UserExitEntryArgs,
+        errno::EOPNOTSUPP,
+    );
+}

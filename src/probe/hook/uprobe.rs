@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! uprobes' hook: the probed file, held from the definition to its
-//! removal (a binary deleted or replaced meanwhile keeps its probe, as
+//! uprobes' hook, also function events' on user functions: the probed
+//! file, held from the definition to its removal (a binary deleted or replaced meanwhile keeps its probe, as
 //! the kernel's uprobe events keep theirs), and a uprobe consumer
 //! registered while the event is enabled (src/shim/uprobe.c). Also the
 //! resolver's questions about a uprobe line's file: what it is, and where
@@ -63,7 +63,12 @@ impl UprobeHook {
                 hook.feed.get(),
             )
         })?;
-        hook.uprobe = Some(NonNull::new(uprobe).ok_or(ENOMEM)?);
+        let uprobe = NonNull::new(uprobe).ok_or(ENOMEM)?;
+        hook.uprobe = Some(uprobe);
+        if place.kind.is_function_event() {
+            // SAFETY: just made, disarmed; no handler of it runs.
+            unsafe { b::dynprobe_uprobe_function_event(uprobe.as_ptr()) };
+        }
         Ok(hook)
     }
 
