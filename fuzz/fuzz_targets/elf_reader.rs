@@ -4,7 +4,8 @@
 //! first bytes place inside them, through every question a uprobe line or
 //! `dynprobe list -x` asks: functions by name with offsets, variables,
 //! the function listing, SDT markers and their argument specs turned into
-//! fetch arguments.
+//! fetch arguments; and functions by name asked of the file read in
+//! pieces, as the kernel reads it, which must answer as the whole file.
 #![no_main]
 
 use dynprobe_lang::elf::*;
@@ -21,7 +22,34 @@ const NAMES: &[&[u8]] = &[
     b"",
 ];
 
+/// `spec` resolved from `file` read in pieces: no piece at first, then
+/// each range the reader names, until it answers (at most 16 reads).
+fn resolve_in_pieces(file: &[u8], spec: &[u8]) -> Option<Result<u64, ElfError>> {
+    let mut read: Vec<(u64, &[u8])> = Vec::new();
+    for _ in 0..16 {
+        let pieces: Vec<Piece<'_>> = read
+            .iter()
+            .map(|&(offset, bytes)| Piece { offset, bytes })
+            .collect();
+        match Elf::from_pieces(file.len() as u64, &pieces).and_then(|elf| elf.resolve(spec)) {
+            Err(ElfError::NotRead { offset, len }) => {
+                let start = usize::try_from(offset).ok()?;
+                let end = start.checked_add(usize::try_from(len).ok()?)?;
+                read.push((offset, file.get(start..end).expect("range in the file")));
+            }
+            done => return Some(done.map(|place| place.offset)),
+        }
+    }
+    None
+}
+
 fn exercise(file: &[u8]) {
+    for name in NAMES {
+        if let Some(pieces) = resolve_in_pieces(file, name) {
+            let whole = Elf::parse(file).and_then(|elf| elf.resolve(name).map(|p| p.offset));
+            assert_eq!(whole, pieces);
+        }
+    }
     let Ok(elf) = Elf::parse(file) else {
         return;
     };

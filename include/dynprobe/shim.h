@@ -315,6 +315,12 @@ struct dynprobe_uprobe *dynprobe_uprobe_new(const char *path,
 					    unsigned long ref_ctr_offset,
 					    bool ret, unsigned int entry_words,
 					    const struct dynprobe_feed *feed);
+/*
+ * Makes @up, disarmed, a function event's: its records' header is
+ * __parent_ip, __ip (the caller's return address, read from the user
+ * stack at entry, and the function) rather than a uprobe's.
+ */
+void dynprobe_uprobe_function_event(struct dynprobe_uprobe *up);
 int dynprobe_uprobe_arm(struct dynprobe_uprobe *up);
 void dynprobe_uprobe_disarm(struct dynprobe_uprobe *up);
 void dynprobe_uprobe_free(struct dynprobe_uprobe *up);

@@ -34,6 +34,8 @@ lists them. Errors are reported in the tracing error_log.
 \t           and type, as fprobe args (<name>=<fetcharg> too); taking no
 \t           position; <function>(...) every parameter;
 \t           <function>(<args>) -> <name>[:type]   (return value, BTF type)
+\t     user: <path>:<function>(<type> <name>, ...) [-> <type> <name>]
+\t           a function of a user-space file, positional (six registers)
   kprobe_events\t\t- Create/append/remove/show the kernel dynamic events
 \t\t\t  Write into this file to define/undefine new trace events.
   uprobe_events\t\t- Create/append/remove/show the userspace dynamic events
@@ -56,7 +58,7 @@ const README_TAIL: &str = "\
 \t           -:[<group>/][<event>]
 \t    place: [<module>:]<symbol>[+<offset>]|<memaddr>
   place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>
-   place (uprobe): <path>:<offset>[%return][(ref_ctr_offset)]
+   place (uprobe): <path>:<offset>|<symbol>[+<offset>][%return][(ref_ctr_offset)]
 \t     args: <name>=fetcharg[:type]
 \t fetcharg: (%<register>|$<efield>), @<address>, @<symbol>[+|-<offset>],
 \t           $stack<index>, $stack, $retval, $comm, $arg<N>, $current,

@@ -216,6 +216,35 @@ error_codes! {
     "" {
         /// An event probe's `if FILTER`.
         EpFilterUnsupported = C(EP_FILTER_UNSUPPORTED, "Filters of event probes are not supported"),
+        /// A uprobe on `PATH:SYMBOL`: the file is not one the ELF reader
+        /// takes (`ENOEXEC`).
+        UprobeNotElf = C(UPROBE_NOT_ELF, "Not an x86_64 ELF executable or shared object"),
+        /// Its headers or symbol tables lie (`ENOEXEC`).
+        UprobeBadElf = C(UPROBE_BAD_ELF, "Malformed ELF file"),
+        /// Its symbol tables are past what dynprobe reads (`EFBIG`).
+        UprobeElfTooBig = C(UPROBE_ELF_TOO_BIG, "The file's symbol tables are too large to read"),
+        /// Reading it failed (the read's errno).
+        UprobeReadFailed = C(UPROBE_READ_FAILED, "Failed to read the file"),
+        /// Neither `.symtab` nor `.dynsym` (`ENOENT`).
+        UprobeNoSymtab = C(UPROBE_NO_SYMTAB, "The file has no symbol table (.symtab or .dynsym)"),
+        /// No defined function of that name (`ENOENT`).
+        UprobeNoFunc = C(UPROBE_NO_FUNC, "No such function in the file's symbol tables"),
+        /// Only other symbols (a variable) have that name (`EINVAL`).
+        UprobeNotFunc = C(UPROBE_NOT_FUNC, "The symbol is not a function"),
+        /// `+OFFS` at or past the function's `st_size` (`EINVAL`).
+        UprobeOffsPastEnd = C(UPROBE_OFFS_PAST_END, "Offset is past the end of the function"),
+        /// A function event on a user function: its arguments are in the
+        /// six registers of the x86_64 SysV ABI (`E2BIG` past them).
+        UserFuncTooManyArgs = C(
+            USER_FUNC_TOO_MANY_ARGS,
+            "A user function's arguments are its first six (the registers)"
+        ),
+        /// A user function has no BTF: arguments by name, `...` and a
+        /// return value by name are refused (`EOPNOTSUPP`).
+        UserFuncNamedArg = C(
+            USER_FUNC_NAMED_ARG,
+            "User functions have no BTF: arguments are positional, with a type"
+        ),
     }
     /// The posted wprobe series' probe errors (`TP_ERR_*` there), which
     /// no supported kernel has yet: `error_log` shows dynprobe's copy of
@@ -246,8 +275,12 @@ impl fmt::Display for ErrorCode {
 pub mod errno {
     /// No such file or directory.
     pub const ENOENT: i32 = 2;
+    /// I/O error (a file that could not be read whole).
+    pub const EIO: i32 = 5;
     /// Argument list too long.
     pub const E2BIG: i32 = 7;
+    /// Exec format error (a file that is not an ELF file dynprobe reads).
+    pub const ENOEXEC: i32 = 8;
     /// Out of memory.
     pub const ENOMEM: i32 = 12;
     /// File exists.
@@ -256,10 +289,14 @@ pub mod errno {
     pub const ENODEV: i32 = 19;
     /// Invalid argument.
     pub const EINVAL: i32 = 22;
+    /// File too large.
+    pub const EFBIG: i32 = 27;
     /// Result out of range (a number that overflows).
     pub const ERANGE: i32 = 34;
     /// Operation not supported.
     pub const EOPNOTSUPP: i32 = 95;
+    /// Address not available (a symbol name that is not unique).
+    pub const EADDRNOTAVAIL: i32 = 99;
 }
 
 /// The subsystem name the kernel prints in `error_log` (`[..] NAME: error:`).

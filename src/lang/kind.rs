@@ -49,6 +49,12 @@ pub enum ProbeKind {
     Uprobe,
     /// uretprobe (`r PATH:OFFSET`, or `p PATH:OFFSET%return`).
     Uretprobe,
+    /// function event at a user function's entry (`PATH:FUNC(ARGS)`),
+    /// hooked by a uprobe.
+    UserFunctionEntry,
+    /// function event at a user function's exit (`PATH:FUNC(ARGS) ->
+    /// TYPE NAME`), hooked by a uretprobe.
+    UserFunctionExit,
 }
 
 /// The kernel's families of dynamic events: which control files list a
@@ -127,7 +133,7 @@ const fn row(
 
 impl ProbeKind {
     /// Every kind, in declaration order.
-    pub const ALL: [ProbeKind; 11] = [
+    pub const ALL: [ProbeKind; 13] = [
         ProbeKind::Kprobe,
         ProbeKind::Kretprobe,
         ProbeKind::FprobeEntry,
@@ -139,6 +145,8 @@ impl ProbeKind {
         ProbeKind::Wprobe,
         ProbeKind::Uprobe,
         ProbeKind::Uretprobe,
+        ProbeKind::UserFunctionEntry,
+        ProbeKind::UserFunctionExit,
     ];
 
     /// The kind's row.
@@ -157,6 +165,12 @@ impl ProbeKind {
             ProbeKind::Wprobe => row(Family::Wprobe, Site::Watch, Some('w'), "", PROBE_IP),
             ProbeKind::Uprobe => row(Family::Uprobe, Site::Entry, Some('p'), "", PROBE_IP),
             ProbeKind::Uretprobe => row(Family::Uprobe, Site::Exit, Some('r'), "", PROBE_RET),
+            ProbeKind::UserFunctionEntry => {
+                row(Family::Function, Site::Entry, None, "", FUNCTION_IPS)
+            }
+            ProbeKind::UserFunctionExit => {
+                row(Family::Function, Site::Exit, None, "", FUNCTION_IPS)
+            }
         }
     }
 
@@ -188,6 +202,16 @@ impl ProbeKind {
     /// True for uprobes and uretprobes.
     pub fn is_uprobe(self) -> bool {
         self.family() == Family::Uprobe
+    }
+
+    /// True for the kinds a uprobe hooks: uprobes, uretprobes and
+    /// function events on user functions.
+    pub fn is_user(self) -> bool {
+        self.is_uprobe()
+            || matches!(
+                self,
+                ProbeKind::UserFunctionEntry | ProbeKind::UserFunctionExit
+            )
     }
 
     /// Size of the probe's header after the common `trace_entry`.

@@ -38,9 +38,13 @@ impl DefView<'_> {
     /// A uprobe's place as `trace_uprobe_show()` lists it and
     /// `trace_uprobe_match_command_head()` matches it: the file as written,
     /// the offset in 16 hex digits, the reference counter if any:
-    /// `/bin/bash:0x000000000004d5a0(0x1234)`.
+    /// `/bin/bash:0x000000000004d5a0(0x1234)`. A place by name lists as
+    /// written: `/usr/lib/x86_64-linux-gnu/libc.so.6:malloc+4(0x1234)`.
     fn write_uprobe_place<W: Write>(&self, w: &mut W) -> fmt::Result {
-        write!(w, "{}:0x{:016x}", self.symbol, self.offset)?;
+        match self.uprobe_function() {
+            Some(function) => write!(w, "{}:{}", self.symbol, function)?,
+            None => write!(w, "{}:0x{:016x}", self.symbol, self.offset)?,
+        }
         if self.addr != 0 {
             write!(w, "(0x{:x})", self.addr)?;
         }

@@ -104,7 +104,7 @@ pub use print::Symbolizer;
 pub use record::{ArgView, CompactArg, Field, ProbeArg, TRACE_ENTRY_SIZE};
 pub use resolver::{
     is_entry_copy_of, BtfError, BtfFunc, BtfMember, BtfType, Copies, FilterCheck, FuncEntry,
-    NoResolver, Resolver, SymbolCheck, UserFile,
+    NoResolver, Resolver, SymbolCheck, UserFile, UserFunctionError,
 };
 pub use synth::{
     is_synth_line, parse_synth, synth_command_text, synth_error, SynthCommand, SynthDef,

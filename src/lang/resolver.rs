@@ -7,6 +7,7 @@
 //! kernel does when the information is missing (for example BTF argument
 //! names fail with `NO_BTF_ENTRY`, `@SYM` fails with `BAD_PROBE_ADDR`).
 
+use crate::lang::elf::ElfError;
 use crate::lang::kernels::{KernelFacts, LINUX_7_2};
 use crate::lang::text::Str;
 use crate::lang::types::EventField;
@@ -289,6 +290,32 @@ pub trait Resolver {
     fn user_file(&self, _path: &[u8]) -> UserFile {
         UserFile::Missing(crate::lang::error::errno::ENOENT)
     }
+
+    /// The file offset a uprobe on `PATH:NAME+OFFS` takes: the function
+    /// `name` of the ELF file `path` (a regular file, [`Self::user_file`]),
+    /// plus `offs` bytes, as [`crate::lang::elf::Elf::lookup_function`]
+    /// finds it in `.symtab`, else `.dynsym`. The resolver reads the file;
+    /// the lookup is the ELF reader's. With no answer the file cannot be
+    /// read.
+    fn user_function(
+        &self,
+        _path: &[u8],
+        _name: &[u8],
+        _offs: u64,
+    ) -> Result<u64, UserFunctionError> {
+        Err(UserFunctionError::Read(crate::lang::error::errno::ENOENT))
+    }
+}
+
+/// Why [`Resolver::user_function`] found no place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UserFunctionError {
+    /// The ELF reader refused the file or found no such function.
+    Elf(ElfError),
+    /// Reading the file failed with this errno.
+    Read(i32),
+    /// The ranges the reader needs are more than the resolver reads.
+    TooBig,
 }
 
 /// What [`Resolver::user_file`] found.

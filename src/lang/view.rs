@@ -319,11 +319,19 @@ impl<'a> DefView<'a> {
     }
 
     /// A uprobe's file, its offset in it and its reference counter's
-    /// offset (0: none), as written (`None` for the other kinds).
+    /// offset (0: none), as written; a user function event's file and
+    /// offset (`None` for the other kinds).
     pub fn uprobe_place(&self) -> Option<(&'a str, u64, u64)> {
         self.kind
-            .is_uprobe()
+            .is_user()
             .then_some((self.symbol, self.offset, self.addr))
+    }
+
+    /// A uprobe's place by name, `SYMBOL[+OFFS]` as written (its offset
+    /// is [`Self::uprobe_place`]'s); `None` for a place by offset and the
+    /// other kinds.
+    pub fn uprobe_function(&self) -> Option<&'a str> {
+        (self.kind.is_uprobe() && !self.fe_text.is_empty()).then_some(self.fe_text)
     }
 
     /// Probe address for `p ADDR` probes.

@@ -34,7 +34,7 @@ pub(crate) use eprobe::{event_field, event_filter, event_filters, event_source};
 pub(crate) use fprobe::function_traceable;
 pub(crate) use function_list::{entry_copies, module_function};
 pub(crate) use tprobe::exists as tracepoint_exists;
-pub(crate) use uprobe::user_file;
+pub(crate) use uprobe::{user_file, user_function};
 
 /// A registered (or waiting) kernel probe that feeds one dynprobe probe,
 /// and the feed its hits run, which it holds in its own allocation.
@@ -93,7 +93,10 @@ pub(crate) unsafe fn new_hook(place: &mut Place<'_>, feed: Feed) -> Result<KBox<
             // SAFETY: per the function's contract.
             unsafe { wprobe::WprobeHook::boxed(place, feed) }?
         }
-        ProbeKind::Uprobe | ProbeKind::Uretprobe => {
+        ProbeKind::Uprobe
+        | ProbeKind::Uretprobe
+        | ProbeKind::UserFunctionEntry
+        | ProbeKind::UserFunctionExit => {
             // SAFETY: per the function's contract.
             unsafe { uprobe::UprobeHook::boxed(place, feed) }?
         }

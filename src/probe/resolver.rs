@@ -13,7 +13,7 @@ use kernel::prelude::*;
 use crate::lang::btf::{build_index, build_index_split, index_len, index_len_split};
 use crate::lang::{
     Btf, BtfError, BtfFunc, BtfMember, BtfType, Copies, EventField, FilterCheck, FuncEntry,
-    Resolver, Str, SymbolCheck, UserFile,
+    Resolver, Str, SymbolCheck, UserFile, UserFunctionError,
 };
 use crate::probe::symbol_name::{self, SymbolName};
 use crate::sys::bindings as b;
@@ -352,6 +352,10 @@ impl Resolver for KernelResolver {
 
     fn user_file(&self, path: &[u8]) -> UserFile {
         crate::probe::hook::user_file(path)
+    }
+
+    fn user_function(&self, path: &[u8], name: &[u8], offs: u64) -> Result<u64, UserFunctionError> {
+        crate::probe::hook::user_function(path, name, offs)
     }
 
     fn tracepoint_exists(&self, name: &str) -> Option<bool> {

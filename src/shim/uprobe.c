@@ -4,16 +4,18 @@
  * removal, and a uprobe consumer registered while the event is enabled,
  * as kernel/trace/trace_uprobe.c does for the kernel's uprobe events;
  * the per-CPU buffers a hit assembles its record in, and the pool of
- * entry-data slots of a return probe with entry arguments. The probe is
- * a Rust object (src/probe/hook/uprobe.rs) that owns this one. C because
- * the consumer's handlers read instruction_pointer() and
- * user_stack_pointer(), user memory is read with copy_from_user(), the
- * file's inode is d_real_inode(), all static inlines, and the buffers
- * are alloc_percpu()'s (a macro); struct path and the consumer are kept
- * here with them.
+ * entry-data slots of a return probe with entry arguments. Function
+ * events on user functions use it too, their records with a function
+ * event's header. The probe is a Rust object (src/probe/hook/uprobe.rs)
+ * that owns this one. C because the consumer's handlers read
+ * instruction_pointer() and user_stack_pointer(), user memory is read
+ * with copy_from_user(), the file's inode is d_real_inode(), all static
+ * inlines, and the buffers are alloc_percpu()'s (a macro); struct path
+ * and the consumer are kept here with them.
  */
 #include <linux/dcache.h>
 #include <linux/err.h>
+#include <linux/minmax.h>
 #include <linux/mutex.h>
 #include <linux/namei.h>
 #include <linux/path.h>
@@ -256,6 +258,8 @@ struct dynprobe_uprobe {
 	loff_t offset;
 	loff_t ref_ctr_offset;
 	const struct dynprobe_feed *feed;
+	/* A function event's: records start __parent_ip, __ip. */
+	bool function_event;
 };
 
 /*
@@ -299,7 +303,14 @@ static int uprobe_hit(struct uprobe_consumer *self, struct pt_regs *regs,
 	struct dynprobe_uprobe *up =
 		container_of(self, struct dynprobe_uprobe, consumer);
 
-	uprobe_record(up->feed, regs, NULL, NULL, instruction_pointer(regs), 0);
+	unsigned long ip = instruction_pointer(regs);
+
+	/* A function event's parent is the return address on the stack. */
+	if (up->function_event)
+		uprobe_record(up->feed, regs, NULL, NULL,
+			      dynprobe_user_stack_nth(regs, 0), ip);
+	else
+		uprobe_record(up->feed, regs, NULL, NULL, ip, 0);
 	return 0;
 }
 
@@ -331,17 +342,19 @@ static int uretprobe_hit(struct uprobe_consumer *self, unsigned long func,
 {
 	struct dynprobe_uprobe *up =
 		container_of(self, struct dynprobe_uprobe, consumer);
+	unsigned long ip1 = func, ip2 = instruction_pointer(regs);
 	struct record_buffer *rb;
 
+	/* A function exit event's header is __parent_ip, __ip too. */
+	if (up->function_event)
+		swap(ip1, ip2);
 	if (!up->pool) {
-		uprobe_record(up->feed, regs, NULL, NULL, func,
-			      instruction_pointer(regs));
+		uprobe_record(up->feed, regs, NULL, NULL, ip1, ip2);
 		return 0;
 	}
 	rb = record_buffer_lock();
 	if (data && entry_slot_take(up->pool, *data, rb->entry))
-		uprobe_record(up->feed, regs, rb, rb->entry, func,
-			      instruction_pointer(regs));
+		uprobe_record(up->feed, regs, rb, rb->entry, ip1, ip2);
 	else
 		atomic_long_inc(&up->misses);
 	mutex_unlock(&rb->mutex);
@@ -386,6 +399,11 @@ struct dynprobe_uprobe *dynprobe_uprobe_new(const char *path,
 		up->consumer.handler = uprobe_hit;
 	}
 	return up;
+}
+
+void dynprobe_uprobe_function_event(struct dynprobe_uprobe *up)
+{
+	up->function_event = true;
 }
 
 int dynprobe_uprobe_arm(struct dynprobe_uprobe *up)

@@ -8,7 +8,7 @@ and then to the kernel's; the outcome (accepted, errno, error_log
 message), the error_log entries (message, command, caret) and the
 listing must be the same, or a kind known-differences.txt documents.
 The probed file is /bin/bash (its real path), the offset that of a
-function in it as the ELF file gives it (tools/lib/elf_symbol.py). Part
+function in it as binutils give it (selftests/uprobe/file_offset.sh). Part
 of the malformed-input test (main.py beside this file).
 """
 
@@ -16,8 +16,8 @@ import collections
 import errno
 import os
 import random
+import subprocess
 
-import elf_symbol
 from definitions import Definition, is_removal
 from listings import event_of, lines_of
 from mutations import pick_mutation
@@ -31,7 +31,15 @@ INDEX_BASE = 1000000
 def probed_file():
     """(path, offset of a function) of the probed executable."""
     path = os.path.realpath('/bin/bash')
-    return path, elf_symbol.file_offset(path, 'parse_and_execute')
+    here = os.path.dirname(os.path.abspath(__file__))
+    oracle = os.path.join(here, '..', '..', 'uprobe', 'file_offset.sh')
+    out = subprocess.run(
+        ['sh', '-ec', '. "$1"; file_offset "$2" parse_and_execute', 'sh', oracle, path],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return path, int(out, 16)
 
 
 def valid_lines(path, off):

@@ -48,6 +48,20 @@ pub enum ElfError {
     OffsetPastSymbolEnd,
     /// No loadable segment (`PT_LOAD`) maps the address from the file.
     UnmappedAddress,
+    /// A symbol of that name exists but is not a function (`STT_FUNC`,
+    /// `STT_GNU_IFUNC`).
+    NotAFunction,
+    /// The file has neither `.symtab` nor `.dynsym`.
+    NoSymbolTable,
+    /// The answer needs the file's bytes `offset..offset + len`, which
+    /// lie in the file but in none of the pieces the caller read
+    /// ([`crate::lang::elf::Elf::from_pieces`]).
+    NotRead {
+        /// Where the range starts in the file.
+        offset: u64,
+        /// Its length.
+        len: u64,
+    },
 }
 
 impl ElfError {
@@ -72,6 +86,9 @@ impl ElfError {
             ElfError::BadOffset => "bad offset after the symbol",
             ElfError::OffsetPastSymbolEnd => "offset is past the end of the function",
             ElfError::UnmappedAddress => "no loadable segment maps the address",
+            ElfError::NotAFunction => "the symbol is not a function",
+            ElfError::NoSymbolTable => "no symbol table (.symtab or .dynsym)",
+            ElfError::NotRead { .. } => "a range of the file was not read",
         }
     }
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The ELF file itself: its header, section headers, string tables and
-//! loadable segments, and the address-to-file-offset mapping through them.
+//! loadable segments, and the address-to-file-offset mapping through them;
+//! read from the whole file or from the pieces of it a caller read.
 
 use super::error::ElfError;
 
@@ -55,10 +56,54 @@ pub(super) fn u64_at(b: &[u8], off: usize) -> Option<u64> {
 }
 
 /// `b[off..off + len]` for 64-bit file offsets and sizes.
-pub(super) fn range(b: &[u8], off: u64, len: u64) -> Option<&[u8]> {
+fn range(b: &[u8], off: u64, len: u64) -> Option<&[u8]> {
     let off = usize::try_from(off).ok()?;
     let len = usize::try_from(len).ok()?;
     b.get(off..off.checked_add(len)?)
+}
+
+/// Bytes of the file a caller read: the file's own from `offset` on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Piece<'a> {
+    /// Where in the file `bytes` start.
+    pub offset: u64,
+    /// What the file holds there.
+    pub bytes: &'a [u8],
+}
+
+/// Where the reader finds the file's bytes.
+#[derive(Clone, Copy, Debug)]
+enum Source<'a> {
+    /// All of it.
+    Whole(&'a [u8]),
+    /// The pieces a caller read of a file of `size` bytes.
+    Pieces { size: u64, pieces: &'a [Piece<'a>] },
+}
+
+impl<'a> Source<'a> {
+    /// The file's bytes `off..off + len`: `Ok(None)` when they are not
+    /// all in the file (the caller says which error that is),
+    /// [`ElfError::NotRead`] when they are in the file but in no one
+    /// piece the caller read.
+    fn get(&self, off: u64, len: u64) -> Result<Option<&'a [u8]>, ElfError> {
+        match *self {
+            Source::Whole(data) => Ok(range(data, off, len)),
+            Source::Pieces { size, pieces } => {
+                match off.checked_add(len) {
+                    Some(end) if end <= size => {}
+                    _ => return Ok(None),
+                }
+                for piece in pieces {
+                    if let Some(rel) = off.checked_sub(piece.offset) {
+                        if let Some(bytes) = range(piece.bytes, rel, len) {
+                            return Ok(Some(bytes));
+                        }
+                    }
+                }
+                Err(ElfError::NotRead { offset: off, len })
+            }
+        }
+    }
 }
 
 /// The NUL-terminated string at `off` in the string table `table`.
@@ -73,14 +118,15 @@ pub(super) fn string_at(table: &[u8], off: u32) -> Result<&[u8], ElfError> {
 }
 
 /// An ELF64 little-endian x86_64 executable or shared object, read from
-/// the bytes of the whole file.
+/// the bytes of the whole file ([`Elf::parse`]) or from pieces of it
+/// ([`Elf::from_pieces`]).
 ///
-/// [`Elf::parse`] checks the header and that the section and program
-/// header tables lie inside the file; sections and segments are read from
-/// them on demand, each checked as it is read.
+/// Parsing checks the header and that the section and program header
+/// tables lie inside the file; sections and segments are read from them
+/// on demand, each checked as it is read.
 #[derive(Clone, Copy, Debug)]
 pub struct Elf<'a> {
-    data: &'a [u8],
+    source: Source<'a>,
     /// The section header table, whole entries.
     shdrs: &'a [u8],
     /// The program header table, whole entries.
@@ -132,7 +178,22 @@ pub struct Segment {
 impl<'a> Elf<'a> {
     /// Reads the header of `data`, the whole file, and checks it.
     pub fn parse(data: &'a [u8]) -> Result<Self, ElfError> {
-        let ident = data.get(..EHDR_LEN).ok_or(ElfError::Truncated)?;
+        Self::parse_source(Source::Whole(data))
+    }
+
+    /// [`Elf::parse`] for a file of `size` bytes of which the caller read
+    /// `pieces`. Every question answers as it would from the whole file,
+    /// or fails with [`ElfError::NotRead`] naming the range it needs that
+    /// no one piece holds: the caller reads it, adds it to the pieces and
+    /// asks again (the ranges are the ELF header, the section and program
+    /// header tables, and the sections asked about, each lying in the
+    /// file).
+    pub fn from_pieces(size: u64, pieces: &'a [Piece<'a>]) -> Result<Self, ElfError> {
+        Self::parse_source(Source::Pieces { size, pieces })
+    }
+
+    fn parse_source(source: Source<'a>) -> Result<Self, ElfError> {
+        let ident = source.get(0, EHDR_LEN as u64)?.ok_or(ElfError::Truncated)?;
         if ident[..4] != *b"\x7fELF" {
             return Err(ElfError::BadMagic);
         }
@@ -145,8 +206,8 @@ impl<'a> Elf<'a> {
         if ident[6] != VERSION_CURRENT {
             return Err(ElfError::BadVersion);
         }
-        let field16 = |off| u16_at(data, off).ok_or(ElfError::Truncated);
-        let field64 = |off| u64_at(data, off).ok_or(ElfError::Truncated);
+        let field16 = |off| u16_at(ident, off).ok_or(ElfError::Truncated);
+        let field64 = |off| u64_at(ident, off).ok_or(ElfError::Truncated);
         let file_type = field16(16)?;
         if file_type != TYPE_EXEC && file_type != TYPE_DYN {
             return Err(ElfError::BadType);
@@ -170,7 +231,9 @@ impl<'a> Elf<'a> {
             if usize::from(shentsize) != SHDR_LEN {
                 return Err(ElfError::BadHeaderTable);
             }
-            let first = range(data, shoff, SHDR_LEN as u64).ok_or(ElfError::BadHeaderTable)?;
+            let first = source
+                .get(shoff, SHDR_LEN as u64)?
+                .ok_or(ElfError::BadHeaderTable)?;
             section0 = Some(first);
             let count = if shnum == 0 {
                 u64_at(first, 32).ok_or(ElfError::BadHeaderTable)?
@@ -180,7 +243,7 @@ impl<'a> Elf<'a> {
             let len = count
                 .checked_mul(SHDR_LEN as u64)
                 .ok_or(ElfError::BadHeaderTable)?;
-            shdrs = range(data, shoff, len).ok_or(ElfError::BadHeaderTable)?;
+            shdrs = source.get(shoff, len)?.ok_or(ElfError::BadHeaderTable)?;
         }
         let shstrndx = match (shstrndx, section0) {
             (SHN_XINDEX, Some(first)) => u32_at(first, 40).ok_or(ElfError::BadHeaderTable)?,
@@ -199,10 +262,10 @@ impl<'a> Elf<'a> {
             let len = phnum
                 .checked_mul(PHDR_LEN as u64)
                 .ok_or(ElfError::BadHeaderTable)?;
-            phdrs = range(data, phoff, len).ok_or(ElfError::BadHeaderTable)?;
+            phdrs = source.get(phoff, len)?.ok_or(ElfError::BadHeaderTable)?;
         }
         let elf = Elf {
-            data,
+            source,
             shdrs,
             phdrs,
             shstrndx,
@@ -216,11 +279,6 @@ impl<'a> Elf<'a> {
             elf.section_data(&names)?;
         }
         Ok(elf)
-    }
-
-    /// The bytes of the whole file.
-    pub fn data(&self) -> &'a [u8] {
-        self.data
     }
 
     /// Whether the file is a shared object or position-independent
@@ -274,7 +332,9 @@ impl<'a> Elf<'a> {
         if section.kind == sht::NOBITS {
             return Ok(&[]);
         }
-        range(self.data, section.offset, section.size).ok_or(ElfError::SectionOutOfFile)
+        self.source
+            .get(section.offset, section.size)?
+            .ok_or(ElfError::SectionOutOfFile)
     }
 
     /// The name of `section` (empty when the file has no section names).

@@ -90,7 +90,9 @@ impl<'a> SymbolTable<'a> {
         let entries = elf.section_data(section)?;
         let strings = elf.string_table(section.link)?;
         // `.gnu.version` holds one u16 per `.dynsym` entry; one that does
-        // not is ignored: it only breaks ties.
+        // not (or lies outside the file) is ignored: it only breaks ties.
+        // A piece not read yet is asked for, so that a file read in
+        // pieces answers as the whole file does.
         let mut versions: &[u8] = &[];
         if section.kind == sht::DYNSYM {
             let count = entries.len() / SYM_LEN;
@@ -98,10 +100,10 @@ impl<'a> SymbolTable<'a> {
                 .sections()
                 .find(|s| s.kind == sht::GNU_VERSYM && s.link == section.index);
             if let Some(versym) = versym {
-                if let Ok(data) = elf.section_data(&versym) {
-                    if Some(data.len()) == count.checked_mul(2) {
-                        versions = data;
-                    }
+                match elf.section_data(&versym) {
+                    Ok(data) if Some(data.len()) == count.checked_mul(2) => versions = data,
+                    Err(e @ ElfError::NotRead { .. }) => return Err(e),
+                    _ => {}
                 }
             }
         }
@@ -231,9 +233,14 @@ impl<'a> Elf<'a> {
     }
 
     /// The symbol called `name` of a type `wanted` accepts, from
-    /// `.symtab`, else from `.dynsym`.
+    /// `.symtab`, else from `.dynsym`: [`ElfError::NoSymbolTable`] when
+    /// the file has neither.
     fn find_symbol(&self, name: &[u8], wanted: fn(u8) -> bool) -> Result<Sym<'a>, ElfError> {
-        for table in self.symbol_tables()?.iter().flatten() {
+        let tables = self.symbol_tables()?;
+        if tables.iter().all(Option::is_none) {
+            return Err(ElfError::NoSymbolTable);
+        }
+        for table in tables.iter().flatten() {
             match find(table, name, wanted) {
                 Err(ElfError::SymbolNotFound) => continue,
                 found => return found,
@@ -250,9 +257,18 @@ impl<'a> Elf<'a> {
     /// name without `@` also finds `name@VERSION` and `name@@VERSION`
     /// in `.symtab`; in `.dynsym` the default version (`.gnu.version`)
     /// wins over hidden ones. `offs` must lie inside the function
-    /// (`st_size`; only 0 when the size is 0).
+    /// (`st_size`; only 0 when the size is 0). A name that only other
+    /// symbols have (a variable) is [`ElfError::NotAFunction`].
     pub fn lookup_function(&self, name: &[u8], offs: u64) -> Result<FunctionPlace<'a>, ElfError> {
-        let sym = self.find_symbol(name, is_function)?;
+        let sym = match self.find_symbol(name, is_function) {
+            Err(ElfError::SymbolNotFound) => {
+                return Err(match self.find_symbol(name, |kind| !is_function(kind)) {
+                    Err(e @ (ElfError::SymbolNotFound | ElfError::NotRead { .. })) => e,
+                    _ => ElfError::NotAFunction,
+                })
+            }
+            found => found?,
+        };
         if offs != 0 && offs >= sym.size {
             return Err(ElfError::OffsetPastSymbolEnd);
         }

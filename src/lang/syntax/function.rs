@@ -31,7 +31,8 @@ use crate::lang::fetch::{self, AErr, Ctx, Flags};
 use crate::lang::funcev_compile::{compile, Builder, Ind, Ty};
 use crate::lang::kind::ProbeKind;
 use crate::lang::lexer::Cursor;
-use crate::lang::resolver::{Copies, Resolver};
+use crate::lang::resolver::{Copies, Resolver, UserFile};
+use crate::lang::syntax::uprobe::{refusal, Blame};
 use crate::lang::text::{self, at, head, is_alnum, is_alpha, is_digit, is_space, tail, Str};
 use crate::lang::text::{is_reserved_field, Fields};
 use crate::lang::types::{FetchType, Load};
@@ -435,11 +436,14 @@ pub(crate) fn parse<R: Resolver>(
     let mut p = Cursor::new(line);
     // FUNCTION
     p.skip_space();
+    let start = p.pos;
+    // `PATH:FUNCTION`: a function of a user-space file (dynprobe's).
+    let user_path = user_path_at(line, &mut p)?;
     let (fst, mut func) = p.take_while(|c| is_alnum(c) || matches!(c, b'_' | b'.'));
     // `MOD:FUNCTION`: that module's function (dynprobe's; the event is
     // still `functions/FUNCTION`).
     let mut module: &[u8] = &[];
-    if p.byte() == b':' {
+    if user_path.is_none() && p.byte() == b':' {
         p.pos += 1;
         module = func;
         let (nst, name) = p.take_while(|c| is_alnum(c) || matches!(c, b'_' | b'.'));
@@ -454,8 +458,13 @@ pub(crate) fn parse<R: Resolver>(
     if func.is_empty() || !(is_alpha(at(func, 0)) || at(func, 0) == b'_') {
         return Err(function_error(ErrorCode::FeBadFunc, fst));
     }
-    let place = text::mid(line, fst, p.pos);
-    if out.symbol.set(text::as_str(place)).is_err() {
+    let place = text::mid(line, start, p.pos);
+    // A user function's probe is on its file, which the symbol names.
+    if out
+        .symbol
+        .set(text::as_str(user_path.unwrap_or(place)))
+        .is_err()
+    {
         return Err(function_error(ErrorCode::FeBadFunc, fst));
     }
     out.has_symbol = true;
@@ -473,10 +482,11 @@ pub(crate) fn parse<R: Resolver>(
         }
         None => false,
     };
-    out.kind = if exit {
-        ProbeKind::FunctionExit
-    } else {
-        ProbeKind::FunctionEntry
+    out.kind = match (user_path.is_some(), exit) {
+        (false, false) => ProbeKind::FunctionEntry,
+        (false, true) => ProbeKind::FunctionExit,
+        (true, false) => ProbeKind::UserFunctionEntry,
+        (true, true) => ProbeKind::UserFunctionExit,
     };
     out.group.set_truncated("functions");
     // The name starts with a letter or '_', which the kernel's sanitizing
@@ -495,7 +505,9 @@ pub(crate) fn parse<R: Resolver>(
     // come first.
     let mut copy: Str<{ crate::lang::SYMBOL_CAP }> = Str::new();
     let mut missing = None;
-    if !module.is_empty() {
+    if let Some(path) = user_path {
+        out.offset = user_function_offset(r, path, func, start, fst)?;
+    } else if !module.is_empty() {
         // No BTF is asked about it: BTF finds a function by its name
         // alone, which may be another module's.
         if r.function_exists(Some(text::as_str(module)), text::as_str(func)) == Some(false) {
@@ -520,14 +532,15 @@ pub(crate) fn parse<R: Resolver>(
         copy.as_str()
     };
     // Named arguments are fetch arguments of an fprobe on the function.
+    let user = user_path.is_some();
     let flags = Flags {
         ret: exit,
-        fentry: !exit,
-        fprobe: true,
+        fentry: !exit && !user,
+        fprobe: !user,
         tpoint: false,
         tevent: false,
         wprobe: false,
-        user: false,
+        user,
     };
     let mut ctx = Ctx::new(r, flags, Some(func_name));
     // Where the first named argument that reads a symbol (`@SYM`) is:
@@ -548,6 +561,9 @@ pub(crate) fn parse<R: Resolver>(
                 // Named arguments take no position: the 2018 ones around
                 // them count parameters as if they were not there.
                 let ast = p.pos;
+                if user {
+                    return Err(user_refusal(ErrorCode::UserFuncNamedArg, ast));
+                }
                 let end = named_arg_end(&mut p)?;
                 let arg = text::mid(line, ast, end);
                 listed!(b.def.fe_text, ast, "{}", text::as_str(arg))?;
@@ -628,7 +644,9 @@ pub(crate) fn parse<R: Resolver>(
                             listed!(b.def.fe_text, nst, "{}", itext)?;
                             arg_text!(piece, nst, "{}", itext)?;
                             uses_slot = true;
-                            if param_elsewhere(r, func_name.as_bytes(), name, slot) {
+                            if user {
+                                user_param(slot, nst)?;
+                            } else if param_elsewhere(r, func_name.as_bytes(), name, slot) {
                                 return Err(function_error(ErrorCode::FeParamElsewhere, nst));
                             }
                             let load = b.param_load(slot, nst)?;
@@ -666,6 +684,9 @@ pub(crate) fn parse<R: Resolver>(
         p.skip_space();
         p.pos = p.pos.saturating_add(2); // "->"
         p.skip_space();
+        if user && named_arg_at(line, p.pos) {
+            return Err(user_refusal(ErrorCode::UserFuncNamedArg, p.pos));
+        }
         if named_arg_at(line, p.pos) {
             // `-> NAME[:TYPE]`: the return value, typed from BTF unless a
             // type is given, compiled as `NAME=$retval[:TYPE]`.
@@ -731,6 +752,81 @@ pub(crate) fn parse<R: Resolver>(
         Some(code) => Err(function_error(code, fst)),
         None => Ok(()),
     }
+}
+
+/// The file of `PATH:FUNCTION` at the cursor, which moves past its last
+/// `:` before `(`; `None` (the cursor unmoved) for a kernel function,
+/// whose place does not start with `/`.
+fn user_path_at<'a>(line: &'a [u8], p: &mut Cursor<'a>) -> Result<Option<&'a [u8]>, ParseError> {
+    let start = p.pos;
+    if at(line, start) != b'/' {
+        return Ok(None);
+    }
+    let rest = tail(line, start);
+    let end = rest
+        .iter()
+        .position(|&c| c == b'(' || is_space(c))
+        .unwrap_or(rest.len());
+    let place = head(rest, end);
+    let Some(colon) = text::rfind(place, b':') else {
+        return Err(function_error(ErrorCode::FeBadFunc, start));
+    };
+    p.pos = start + colon + 1;
+    Ok(Some(head(place, colon)))
+}
+
+/// The file offset of user function `func` (at column `fst`) of the file
+/// `path` (at column `start`), with a uprobe line's refusals of the file
+/// and the function.
+fn user_function_offset<R: Resolver>(
+    r: &R,
+    path: &[u8],
+    func: &[u8],
+    start: usize,
+    fst: usize,
+) -> Result<u64, ParseError> {
+    match r.user_file(path) {
+        UserFile::Regular => {}
+        UserFile::NotRegular => return Err(function_error(ErrorCode::NoRegularFile, start)),
+        UserFile::Missing(e) => {
+            return Err(ParseError {
+                errno: e,
+                ..function_error(ErrorCode::FileNotFound, start)
+            })
+        }
+    }
+    r.user_function(path, func, 0).map_err(|e| {
+        let (code, blame, errno) = refusal(e);
+        let column = match blame {
+            Blame::Path => start,
+            Blame::Name | Blame::Offset => fst,
+        };
+        ParseError {
+            errno,
+            ..function_error(code, column)
+        }
+    })
+}
+
+/// A refusal of what user functions do not take (`EOPNOTSUPP`).
+fn user_refusal(code: ErrorCode, col: usize) -> ParseError {
+    ParseError {
+        errno: errno::EOPNOTSUPP,
+        ..function_error(code, col)
+    }
+}
+
+/// Checks the parameter `slot` of a user function: one of the six in
+/// registers (the x86_64 SysV ABI: di, si, dx, cx, r8, r9). On an exit
+/// it is saved at entry, as a uretprobe's `$argN`.
+fn user_param(slot: u32, col: usize) -> Result<(), ParseError> {
+    if slot >= 6 {
+        return Err(ParseError {
+            errno: errno::E2BIG,
+            ..function_error(ErrorCode::UserFuncTooManyArgs, col)
+        });
+    }
+    Ok(())
 }
 
 /// The 2018-style return value: `-> TYPE NAME INDIRECT`.

@@ -420,10 +420,7 @@ fn functions_by_name() {
         elf.resolve(b"external").unwrap_err(),
         ElfError::SymbolNotFound
     );
-    assert_eq!(
-        elf.resolve(b"counter").unwrap_err(),
-        ElfError::SymbolNotFound
-    );
+    assert_eq!(elf.resolve(b"counter").unwrap_err(), ElfError::NotAFunction);
     assert_eq!(
         elf.resolve(b"in_bss").unwrap_err(),
         ElfError::UnmappedAddress
@@ -476,7 +473,7 @@ fn functions_listed() {
     assert_eq!(Elf::parse(&bare).unwrap().functions().unwrap().count(), 0);
     assert_eq!(
         Elf::parse(&bare).unwrap().resolve(b"main").unwrap_err(),
-        ElfError::SymbolNotFound
+        ElfError::NoSymbolTable
     );
 }
 
@@ -783,6 +780,133 @@ fn sdt_arg_specs() {
         ]
     );
     assert_eq!(SdtArgs::new(b"").count(), 0);
+}
+
+// ---- Read in pieces -----------------------------------------------------
+
+/// What `question` answers of `file` read in pieces, as the kernel reads
+/// it: no piece at first, then each range the reader names as not read,
+/// read and added, until it answers otherwise. Also the bytes read and
+/// the number of reads. Every range asked for lies in the file and is
+/// asked for once.
+fn in_pieces<T>(
+    file: &[u8],
+    question: impl Fn(&Elf<'_>) -> Result<T, ElfError>,
+) -> (Result<T, ElfError>, u64, usize) {
+    let mut read: Vec<(u64, Vec<u8>)> = Vec::new();
+    loop {
+        let pieces: Vec<Piece<'_>> = read
+            .iter()
+            .map(|(offset, bytes)| Piece {
+                offset: *offset,
+                bytes,
+            })
+            .collect();
+        match Elf::from_pieces(file.len() as u64, &pieces).and_then(|elf| question(&elf)) {
+            Err(ElfError::NotRead { offset, len }) => {
+                let start = usize::try_from(offset).unwrap();
+                let end = start + usize::try_from(len).unwrap();
+                assert!(end <= file.len(), "asked for {offset:#x}+{len:#x}");
+                assert!(
+                    !read
+                        .iter()
+                        .any(|(o, b)| *o == offset && b.len() as u64 == len),
+                    "asked twice for {offset:#x}+{len:#x}"
+                );
+                assert!(read.len() < 16, "too many pieces");
+                read.push((offset, file[start..end].to_vec()));
+            }
+            done => {
+                let bytes = read.iter().map(|(_, b)| b.len() as u64).sum();
+                return (done, bytes, read.len());
+            }
+        }
+    }
+}
+
+/// `SYMBOL[+OFFS]` resolved from the whole file and in pieces, which
+/// must agree; the pieces' answer.
+fn resolve_both(file: &[u8], spec: &[u8]) -> Result<u64, ElfError> {
+    let whole = Elf::parse(file).and_then(|elf| elf.resolve(spec).map(|p| p.offset));
+    let (pieces, _, _) = in_pieces(file, |elf| elf.resolve(spec).map(|p| p.offset));
+    assert_eq!(whole, pieces, "{}", String::from_utf8_lossy(spec));
+    pieces
+}
+
+#[test]
+fn pieces_answer_as_the_whole_file() {
+    let f = sample();
+    for spec in [
+        &b"main"[..],
+        b"main+4",
+        b"main+0x20",
+        b"main_alias+1",
+        b"dup",
+        b"twice",
+        b"puts",
+        b"memcpy",
+        b"external",
+        b"counter",
+        b"in_bss",
+        b"nowhere",
+        b"",
+        b"main+x",
+    ] {
+        resolve_both(&f, spec).ok();
+    }
+    assert_eq!(resolve_both(&f, b"main+4"), Ok(0x1014));
+    assert_eq!(resolve_both(&f, b"counter"), Err(ElfError::NotAFunction));
+    // The header, both header tables, the section names, the symbol
+    // table and its strings: no code, no data.
+    let (_, bytes, reads) = in_pieces(&f, |elf| elf.resolve(b"main").map(|p| p.offset));
+    assert!(reads <= 7, "{reads} reads");
+    assert!(bytes < f.len() as u64 / 2, "{bytes} of {} bytes", f.len());
+    // Versions come from `.gnu.version`, which is read too.
+    let mut b = Builder::new();
+    b.add_symbols(
+        true,
+        &[
+            ("memcpy", STT_FUNC, STB_GLOBAL, TEXT_INDEX, 0x401000, 0x10),
+            ("memcpy", STT_FUNC, STB_GLOBAL, TEXT_INDEX, 0x401010, 0x10),
+        ],
+    );
+    let f = b.build();
+    resolve_both(&f, b"memcpy").ok();
+}
+
+#[test]
+fn pieces_of_malformed_files() {
+    let notes = sdt_note(0x401020, 0x4010f0, 0x403008, "app", "start", "8@%rdi");
+    let f = with_notes(notes, Some(0x4010f0));
+    for len in 0..f.len() {
+        for spec in [&b"main"[..], b"main+4", b"counter"] {
+            resolve_both(&f[..len], spec).ok();
+        }
+    }
+    // A file with no symbol table.
+    let f = Builder::new().build();
+    assert_eq!(resolve_both(&f, b"main"), Err(ElfError::NoSymbolTable));
+}
+
+#[test]
+fn pieces_of_host_libc() {
+    let libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+    let Ok(bytes) = std::fs::read(libc) else {
+        return;
+    };
+    let whole = Elf::parse(&bytes).unwrap().resolve(b"malloc").unwrap();
+    let (place, read, reads) = in_pieces(&bytes, |elf| elf.resolve(b"malloc").map(|p| p.offset));
+    assert_eq!(place, Ok(whole.offset));
+    // The symbol tables and their strings, a small part of the file.
+    assert!(
+        read < bytes.len() as u64 / 4,
+        "{read} of {} bytes",
+        bytes.len()
+    );
+    assert!(reads <= 9, "{reads} reads");
+    for spec in [&b"free"[..], b"malloc+4", b"no_such_function", b"environ"] {
+        resolve_both(&bytes, spec).ok();
+    }
 }
 
 // ---- Malformed files ----------------------------------------------------

@@ -7,7 +7,7 @@ use common::*;
 use dynprobe_lang::*;
 
 /// One definition of each kind.
-const LINES: [(Control, &str); 11] = [
+const LINES: [(Control, &str); 13] = [
     (Control::KprobeEvents, "p:g/kp vfs_read"),
     (Control::KprobeEvents, "r:g/kr vfs_read"),
     (Control::DynamicEvents, "f:g/fe vfs_read"),
@@ -19,6 +19,8 @@ const LINES: [(Control, &str); 11] = [
     (Control::DynamicEvents, "w:g/wp w@jiffies"),
     (Control::UprobeEvents, "p:g/up /bin/bash:0x10"),
     (Control::DynamicEvents, "r:g/ur /bin/bash:0x10"),
+    (Control::FunctionEvents, "/bin/bash:main(x64 a)"),
+    (Control::FunctionEvents, "/bin/bash:main() -> s64 ret"),
 ];
 
 #[test]

@@ -6,7 +6,8 @@
 //! refuse, records read from user memory, and the errors with their
 //! carets on each kernel series (uprobe_syntax_errors.tc's cases first).
 //! Beyond the kernel: `$argN` at entry, and at return from the words
-//! saved at entry.
+//! saved at entry; places by name (`PATH:SYMBOL[+OFFS]`), on a fake file
+//! and on the host's libc, with their names, listings and refusals.
 
 mod common;
 use common::*;
@@ -124,7 +125,9 @@ fn errnos_and_unlogged_refusals() {
     for line in [
         "p vfs_read",
         "p /bin/bash",
-        "p /bin/bash:x10",
+        "p /bin/bash:.x10",
+        "p /bin/bash:",
+        "p /bin/bash:-10",
         "f vfs_read",
         "w w@jiffies",
         "!p:e /bin/bash:0x10",
@@ -456,6 +459,7 @@ fn exit_records_take_arguments_saved_at_entry() {
         table.sources(),
         [WordSource::EntryData(0), WordSource::RetVal]
     );
+}
 
 /// Out of fetch slots, a dereference or a memory fetch fails with
 /// EINVAL, as the kernel's (`++code == end` in parse_probe_arg()), on
@@ -470,4 +474,372 @@ fn too_many_ops_is_einval() {
     let deep = format!("p vfs_read {}@0{}", "+0(".repeat(14), ")".repeat(14));
     let e = err_of(Control::KprobeEvents, &deep);
     assert_eq!((e.code, e.errno), (TooManyOps, errno::EINVAL));
+}
+
+// ---- Places by name -------------------------------------------------------
+
+/// `/bin/bash` has `main` (0x30 bytes at file offset 0x2f000) and the
+/// variable `counter`; `/usr/bin/python3` has two `twice`;
+/// `/lib/x86_64-linux-gnu/libc.so.6` has no symbol table; the others
+/// answer as their names say.
+struct Functions;
+
+impl Resolver for Functions {
+    fn user_file(&self, path: &[u8]) -> UserFile {
+        match path {
+            b"/tmp/notelf" | b"/tmp/broken" | b"/tmp/huge" | b"/tmp/unreadable" => {
+                UserFile::Regular
+            }
+            _ => FakeKernel.user_file(path),
+        }
+    }
+    fn user_function(&self, path: &[u8], name: &[u8], offs: u64) -> Result<u64, UserFunctionError> {
+        use elf::ElfError as E;
+        use UserFunctionError::*;
+        match (path, name) {
+            (b"/tmp/notelf", _) => Err(Elf(E::BadMagic)),
+            (b"/tmp/broken", _) => Err(Elf(E::SectionOutOfFile)),
+            (b"/tmp/huge", _) => Err(TooBig),
+            (b"/tmp/unreadable", _) => Err(Read(5)),
+            (b"/lib/x86_64-linux-gnu/libc.so.6", _) => Err(Elf(E::NoSymbolTable)),
+            (b"/usr/bin/python3", b"twice") => Err(Elf(E::AmbiguousSymbol)),
+            (b"/bin/bash", b"main" | b"main@@V1") if offs < 0x30 => Ok(0x2f000 + offs),
+            (b"/bin/bash", b"main") => Err(Elf(E::OffsetPastSymbolEnd)),
+            (b"/bin/bash", b"counter") => Err(Elf(E::NotAFunction)),
+            _ => Err(Elf(E::SymbolNotFound)),
+        }
+    }
+}
+
+fn named(control: Control, line: &str) -> Box<Definition> {
+    let mut d = Box::new(Definition::new());
+    match parse(control, line.as_bytes(), &Functions, &mut d) {
+        Ok(Command::Define) => d,
+        other => panic!("{line:?}: {other:?}"),
+    }
+}
+
+#[test]
+fn places_by_name() {
+    for control in [Control::UprobeEvents, Control::DynamicEvents] {
+        let d = named(control, "p /bin/bash:main");
+        assert_eq!(d.kind(), ProbeKind::Uprobe);
+        assert_eq!((d.group(), d.event()), ("uprobes", "p_bash_main_0"));
+        assert_eq!(d.view().uprobe_place(), Some(("/bin/bash", 0x2f000, 0)));
+        assert_eq!(d.view().uprobe_function(), Some("main"));
+        assert_eq!(canon_of(&d), "p:uprobes/p_bash_main_0 /bin/bash:main");
+        // The offset, as a kprobe's: decimal or hexadecimal.
+        let d = named(control, "p /bin/bash:main+0x10 a=%di");
+        assert_eq!(d.view().uprobe_place(), Some(("/bin/bash", 0x2f010, 0)));
+        assert_eq!(d.event(), "p_bash_main_16");
+        assert_eq!(
+            canon_of(&d),
+            "p:uprobes/p_bash_main_16 /bin/bash:main+0x10 a=%di"
+        );
+        // Return probes: `r` or `%return`, named as kretprobes are.
+        for line in ["r /bin/bash:main", "p /bin/bash:main%return"] {
+            let d = named(control, line);
+            assert_eq!(d.kind(), ProbeKind::Uretprobe);
+            assert_eq!(canon_of(&d), "r:uprobes/r_bash_main_0 /bin/bash:main");
+        }
+        // The reference counter, the event named, a version.
+        let d = named(control, "p:g/e /bin/bash:main+4(0x20)");
+        assert_eq!(d.view().uprobe_place(), Some(("/bin/bash", 0x2f004, 0x20)));
+        assert_eq!(canon_of(&d), "p:g/e /bin/bash:main+4(0x20)");
+        let d = named(control, "p /bin/bash:main@@V1");
+        assert_eq!(d.event(), "p_bash_main__V1_0");
+        assert_eq!(
+            canon_of(&d),
+            "p:uprobes/p_bash_main__V1_0 /bin/bash:main@@V1"
+        );
+        // `_` starts a name too.
+        let e = err_of_in(control, "p /bin/bash:_start");
+        assert_eq!(e.code, UprobeNoFunc);
+    }
+}
+
+#[test]
+fn places_by_name_list_and_remove_as_written() {
+    let d = named(Control::UprobeEvents, "p:g/e /bin/bash:main+4(0x20) a=%ax");
+    let v = d.view();
+    assert!(v.matches_removal(None, "e", b" /bin/bash:main+4(0x20)"));
+    assert!(v.matches_removal(None, "e", b" /bin/bash:main+4(0x20) a=%ax"));
+    assert!(!v.matches_removal(None, "e", b" /bin/bash:0x000000000002f004(0x20)"));
+    assert!(!v.matches_removal(None, "e", b" /bin/bash:main(0x20)"));
+    // The listing reads back as the same definition.
+    let listed = canon_of(&d);
+    assert_eq!(canon_of(&named(Control::DynamicEvents, &listed)), listed);
+}
+
+fn err_of_in(control: Control, line: &str) -> ParseError {
+    let mut d = Box::new(Definition::new());
+    match parse(control, line.as_bytes(), &Functions, &mut d) {
+        Err(e) => e,
+        Ok(c) => panic!("{line:?} unexpectedly accepted: {c:?}"),
+    }
+}
+
+/// The error of `case` (`^` where the caret goes) in uprobe_events and
+/// dynamic_events: its code, errno, and its caret.
+fn refused(case: &str, code: ErrorCode, errno: i32) {
+    let pos = case.rfind('^').unwrap();
+    let cmd: String = case.chars().filter(|&c| c != '^').collect();
+    for control in [Control::UprobeEvents, Control::DynamicEvents] {
+        let e = err_of_in(control, &cmd);
+        assert!(e.logged, "{case:?}: {e:?}");
+        assert_eq!(command_text(&e, cmd.as_bytes()), cmd, "{case:?}");
+        assert_eq!((e.column, e.code, e.errno), (pos, code, errno), "{case:?}");
+        assert_eq!(e.subsystem.name(), "trace_uprobe", "{case:?}");
+    }
+}
+
+#[test]
+fn places_by_name_refused() {
+    refused("p /bin/bash:^nosuch", UprobeNoFunc, errno::ENOENT);
+    refused("p /bin/bash:^counter", UprobeNotFunc, errno::EINVAL);
+    refused("p /bin/bash:main^+0x30", UprobeOffsPastEnd, errno::EINVAL);
+    refused("p /bin/bash:main+^0x3z", BadUprobeOffs, errno::EINVAL);
+    refused("p /bin/bash:main+^", BadUprobeOffs, errno::EINVAL);
+    refused("r /usr/bin/python3:^twice", NonUniqSymbol, 99);
+    refused(
+        "p /lib/x86_64-linux-gnu/libc.so.6:^malloc",
+        UprobeNoSymtab,
+        errno::ENOENT,
+    );
+    refused("p ^/tmp/notelf:main", UprobeNotElf, 8);
+    refused("p ^/tmp/broken:main", UprobeBadElf, 8);
+    refused("p ^/tmp/huge:main", UprobeElfTooBig, 27);
+    refused("p ^/tmp/unreadable:main", UprobeReadFailed, 5);
+    // The file is checked first, the suffixes before the name, as for
+    // an offset.
+    refused("p ^/non_exist_file:main", FileNotFound, errno::ENOENT);
+    refused("p ^/tmp:main", NoRegularFile, errno::EINVAL);
+    refused("p /bin/bash:main^%hoge", BadAddrSuffix, errno::EINVAL);
+    refused("p /bin/bash:main(^1a)", BadRefcnt, errno::EINVAL);
+    refused(
+        "p /bin/bash:main(0x10)^%return",
+        BadRefcntSuffix,
+        errno::EINVAL,
+    );
+    // Offsets stay offsets, with the kernel's errors.
+    refused("p /bin/bash:^10a", BadUprobeOffs, errno::EINVAL);
+    refused("p /bin/bash:10 ^@symbol", SymOnUprobe, errno::EINVAL);
+}
+
+/// The host's libc, read whole: the place by name is where `nm -D`
+/// puts the function, mapped through the segment `readelf -l` lists.
+#[test]
+fn libc_by_name_on_the_host() {
+    struct Host;
+    impl Resolver for Host {
+        fn user_file(&self, path: &[u8]) -> UserFile {
+            match std::fs::metadata(std::str::from_utf8(path).unwrap()) {
+                Ok(m) if m.is_file() => UserFile::Regular,
+                Ok(_) => UserFile::NotRegular,
+                Err(_) => UserFile::Missing(errno::ENOENT),
+            }
+        }
+        fn user_function(
+            &self,
+            path: &[u8],
+            name: &[u8],
+            offs: u64,
+        ) -> Result<u64, UserFunctionError> {
+            let bytes = std::fs::read(std::str::from_utf8(path).unwrap())
+                .map_err(|_| UserFunctionError::Read(5))?;
+            let elf = elf::Elf::parse(&bytes).map_err(UserFunctionError::Elf)?;
+            elf.lookup_function(name, offs)
+                .map(|p| p.offset)
+                .map_err(UserFunctionError::Elf)
+        }
+    }
+    let libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+    let Ok(nm) = std::process::Command::new("nm")
+        .args(["-D", "--defined-only", libc])
+        .output()
+    else {
+        return;
+    };
+    let nm = String::from_utf8(nm.stdout).unwrap();
+    let Some(addr) = nm
+        .lines()
+        .find(|l| l.ends_with(" malloc@@GLIBC_2.2.5") || l.ends_with(" malloc"))
+        .and_then(|l| u64::from_str_radix(l.split_whitespace().next()?, 16).ok())
+    else {
+        return;
+    };
+    let readelf = std::process::Command::new("readelf")
+        .args(["-lW", libc])
+        .output()
+        .unwrap();
+    let readelf = String::from_utf8(readelf.stdout).unwrap();
+    let offset = readelf
+        .lines()
+        .filter(|l| l.trim_start().starts_with("LOAD"))
+        .find_map(|l| {
+            let w: Vec<u64> = l
+                .split_whitespace()
+                .skip(1)
+                .take(5)
+                .map(|x| u64::from_str_radix(x.trim_start_matches("0x"), 16).unwrap())
+                .collect();
+            (addr >= w[1] && addr < w[1] + w[3]).then(|| addr - w[1] + w[0])
+        })
+        .unwrap();
+    let line = format!("p {libc}:malloc+4 size=%di:u64");
+    let mut d = Box::new(Definition::new());
+    assert!(matches!(
+        parse(Control::UprobeEvents, line.as_bytes(), &Host, &mut d),
+        Ok(Command::Define)
+    ));
+    assert_eq!(d.view().uprobe_place(), Some((libc, offset + 4, 0)));
+    assert_eq!(d.event(), "p_libc_malloc_4");
+    assert_eq!(
+        canon_of(&d),
+        format!("p:uprobes/p_libc_malloc_4 {libc}:malloc+4 size=%di:u64")
+    );
+    let mut d = Box::new(Definition::new());
+    let e = parse(
+        Control::UprobeEvents,
+        format!("p {libc}:no_such_function").as_bytes(),
+        &Host,
+        &mut d,
+    )
+    .unwrap_err();
+    assert_eq!((e.code, e.errno), (UprobeNoFunc, errno::ENOENT));
+}
+
+// ---- Function events on user functions ------------------------------------
+
+fn user_fe(line: &str) -> Box<Definition> {
+    named(Control::FunctionEvents, line)
+}
+
+#[test]
+fn user_function_events() {
+    let d = user_fe("/bin/bash:main(int argc, x64 argv, string name)");
+    assert_eq!(d.kind(), ProbeKind::UserFunctionEntry);
+    assert!(d.kind().is_function_event() && d.kind().is_user());
+    assert_eq!((d.group(), d.event()), ("functions", "main"));
+    assert_eq!(d.view().uprobe_place(), Some(("/bin/bash", 0x2f000, 0)));
+    assert_eq!(
+        canon_of(&d),
+        "/bin/bash:main(int argc, x64 argv, string name)"
+    );
+    // A function event's header and print, as a kernel function's.
+    let fields = fields_of(&d);
+    assert!(fields[0].contains("__parent_ip") && fields[1].contains("__ip"));
+    // The parameters (the registers of the x86_64 SysV ABI, as the
+    // kernel's regs_get_kernel_argument() reads them from the task's
+    // user registers), strings from user memory.
+    let regs = FakeRegs {
+        args: vec![3, 0x7ffe_0000_1000, 0x7ffe_0000_2000],
+        ..FakeRegs::default()
+    };
+    let regs = UserRegs { regs, file_base: 0 };
+    let mut mem = FakeMem::default();
+    mem.add(0x7ffe_0000_2000, b"user\0");
+    let mut buf = vec![0u8; 4096];
+    let ips = HeaderIps {
+        first: 0x5555_5555_5123,
+        second: 0x5555_5555_6000,
+    };
+    let n = d.view().record(&regs, &mem, ips, &mut buf);
+    buf.truncate(n);
+    let mut line = String::new();
+    d.view()
+        .print_event(&buf, &mut FakeSyms, &mut line)
+        .unwrap();
+    assert!(
+        line.ends_with("(argc=3, argv=7ffe00001000, name=user)"),
+        "{line}"
+    );
+    // Dereferences and `|`, as for kernel functions.
+    let d = user_fe("/bin/bash:main(NULL, string argv[0] | x64 argv)");
+    assert_eq!(d.args().len(), 2);
+    // The exit: the return value, hooked by a uretprobe.
+    let d = user_fe("/bin/bash:main() -> int ret");
+    assert_eq!(d.kind(), ProbeKind::UserFunctionExit);
+    assert_eq!(d.event(), "main__exit");
+    assert_eq!(canon_of(&d), "/bin/bash:main() -> int ret");
+    assert_eq!(d.view().uprobe_place(), Some(("/bin/bash", 0x2f000, 0)));
+    // Kernel function events are as they were.
+    let d = user_fe("vfs_read(x64 file)");
+    assert_eq!(d.kind(), ProbeKind::FunctionEntry);
+    assert_eq!(d.view().uprobe_place(), None);
+}
+
+/// The error of `case` (`^` where the caret goes) in function_events.
+fn fe_refused(case: &str, code: ErrorCode, errno: i32) {
+    let pos = case.rfind('^').unwrap();
+    let cmd: String = case.chars().filter(|&c| c != '^').collect();
+    let e = err_of_in(Control::FunctionEvents, &cmd);
+    assert!(e.logged, "{case:?}: {e:?}");
+    assert_eq!((e.column, e.code, e.errno), (pos, code, errno), "{case:?}");
+    assert_eq!(e.subsystem.name(), "function_events", "{case:?}");
+}
+
+#[test]
+fn user_function_events_refused() {
+    fe_refused("/bin/bash:^nosuch(int a)", UprobeNoFunc, errno::ENOENT);
+    fe_refused("/bin/bash:^counter()", UprobeNotFunc, errno::EINVAL);
+    fe_refused("^/tmp/notelf:main()", UprobeNotElf, 8);
+    fe_refused("^/non_exist_file:main()", FileNotFound, errno::ENOENT);
+    fe_refused("^/tmp:main()", NoRegularFile, errno::EINVAL);
+    fe_refused("^/bin/bash(int a)", FeBadFunc, errno::EINVAL);
+    fe_refused("/bin/bash:^(int a)", FeBadFunc, errno::EINVAL);
+    // No BTF: positional arguments with a type only.
+    fe_refused("/bin/bash:main(^argc)", UserFuncNamedArg, errno::EOPNOTSUPP);
+    fe_refused("/bin/bash:main(^...)", UserFuncNamedArg, errno::EOPNOTSUPP);
+    fe_refused(
+        "/bin/bash:main() -> ^ret",
+        UserFuncNamedArg,
+        errno::EOPNOTSUPP,
+    );
+    // Six registers.
+    fe_refused(
+        "/bin/bash:main(int a, int b, int c, int d, int e, int f, int ^g)",
+        UserFuncTooManyArgs,
+        errno::E2BIG,
+    );
+}
+
+#[test]
+fn user_function_exit_takes_arguments_saved_at_entry() {
+    // As a kernel function's exit event, the parameters an exit names
+    // are saved at entry (a uretprobe's `$argN` words) and read at return.
+    let d = user_fe("/bin/bash:main(int argc, NULL, string name) -> int ret");
+    assert_eq!(d.kind(), ProbeKind::UserFunctionExit);
+    assert_eq!(d.entry_args(), [0, 2]);
+    let loads: Vec<_> = d.args().iter().map(|a| a.program().load).collect();
+    assert_eq!(loads[..2], [Load::EntryData(0), Load::EntryData(1)]);
+    let regs = UserRegs {
+        regs: FakeRegs {
+            ret: 7,
+            edata: vec![3, 0x7ffe_0000_2000],
+            // What the registers hold at return is not what is recorded.
+            args: vec![9, 9, 9],
+            ..Default::default()
+        },
+        file_base: 0,
+    };
+    let mut mem = FakeMem::default();
+    mem.add(0x7ffe_0000_2000, b"user\0");
+    let mut buf = vec![0u8; 4096];
+    let ips = HeaderIps {
+        first: 0x5555_5555_6000,
+        second: 0x5555_5555_5123,
+    };
+    let n = d.view().record(&regs, &mem, ips, &mut buf);
+    buf.truncate(n);
+    let mut line = String::new();
+    d.view()
+        .print_event(&buf, &mut FakeSyms, &mut line)
+        .unwrap();
+    assert!(line.ends_with("(argc=3, name=user) ret=7"), "{line}");
+    let c = compile(&d);
+    assert_eq!(c.view().entry_args(), [0, 2]);
+    let mut buf2 = vec![0u8; 4096];
+    let n2 = c.view().record(&regs, &mem, ips, &mut buf2);
+    assert_eq!(&buf2[..n2], &buf[..]);
 }

@@ -58,6 +58,15 @@ impl Resolver for FakeKernel {
         }
     }
 
+    /// `/bin/bash` has `main`, at file offset 0x2f000 and 0x30 bytes
+    /// long; nothing else has a function.
+    fn user_function(&self, path: &[u8], name: &[u8], offs: u64) -> Result<u64, UserFunctionError> {
+        match (path, name) {
+            (b"/bin/bash", b"main") if offs < 0x30 => Ok(0x2f000 + offs),
+            _ => Err(UserFunctionError::Elf(elf::ElfError::SymbolNotFound)),
+        }
+    }
+
     /// A stand-in for the kernel's filter parser: `FIELD OP VALUE`
     /// clauses joined by `&&` or `||`, on the source event's own fields.
     fn event_filter(&self, system: &str, event: &str, filter: &str) -> FilterCheck {
