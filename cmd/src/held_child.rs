@@ -8,6 +8,9 @@
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
 
 /// A forked command, held before its exec until [`HeldChild::release`].
 pub struct HeldChild {
@@ -38,6 +41,7 @@ fn held_exec(
     gate: libc::c_int,
     parents: [libc::c_int; 2],
     report: libc::c_int,
+    program: *const libc::c_char,
     argv: &[*const libc::c_char],
 ) -> ! {
     // The parent's ends: the gate's writing end must close here too for
@@ -65,9 +69,9 @@ fn held_exec(
     // and CMD expects the default (as Command::spawn gives it).
     // SAFETY: signal(2) restores the default disposition of one signal.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    // SAFETY: argv is a NULL-terminated array of pointers to C strings
-    // that live in this process's copy of the parent's memory.
-    unsafe { libc::execvp(argv[0], argv.as_ptr()) };
+    // SAFETY: program and argv (NULL-terminated) point to C strings that
+    // live in this process's copy of the parent's memory.
+    unsafe { libc::execv(program, argv.as_ptr()) };
     let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
     let bytes = errno.to_ne_bytes();
     // SAFETY: write(2) of four bytes from a local, then _exit(2).
@@ -75,6 +79,26 @@ fn held_exec(
         libc::write(report, bytes.as_ptr().cast(), bytes.len());
         libc::_exit(127)
     }
+}
+
+/// The file `name` runs: itself when it has a `/`, else the first
+/// executable file of that name in PATH's directories, looked up here
+/// rather than by execvp(3) in the child, whose getenv("PATH") and tries
+/// would be the command's first records.
+fn program_path(name: &str) -> io::Result<PathBuf> {
+    if name.contains('/') {
+        return Ok(PathBuf::from(name));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    for dir in std::env::split_paths(&path) {
+        let candidate = dir.join(name);
+        if let Ok(m) = std::fs::metadata(&candidate) {
+            if m.is_file() && m.permissions().mode() & 0o111 != 0 {
+                return Ok(candidate);
+            }
+        }
+    }
+    Err(io::Error::from_raw_os_error(libc::ENOENT))
 }
 
 impl HeldChild {
@@ -89,12 +113,14 @@ impl HeldChild {
         if args.is_empty() {
             return Err(io::Error::from(io::ErrorKind::InvalidInput));
         }
+        let program = CString::new(program_path(&cmd[0])?.into_os_string().into_vec())
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
         let mut argv: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
         argv.push(std::ptr::null());
         let (gate_read, gate_write) = pipe()?;
         let (error_read, error_write) = pipe()?;
-        // SAFETY: the child runs only read, signal, execvp, write and
-        // _exit (held_exec), on memory prepared before the fork, which
+        // SAFETY: the child runs only close, read, signal, execv, write
+        // and _exit (held_exec), on memory prepared before the fork, which
         // holds whatever another thread had locked at the fork.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
@@ -105,6 +131,7 @@ impl HeldChild {
                 gate_read.as_raw_fd(),
                 [gate_write.as_raw_fd(), error_read.as_raw_fd()],
                 error_write.as_raw_fd(),
+                program.as_ptr(),
                 &argv,
             );
         }
@@ -241,6 +268,10 @@ mod tests {
         drop(c);
         let mut c = HeldChild::start(&["/nonexistent/cmd".into()]).unwrap();
         let e = c.release().unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
+        let e = HeldChild::start(&["no-such-command-here".into()])
+            .err()
+            .unwrap();
         assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
     }
 }
