@@ -176,19 +176,22 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
         Some(Sub::Add {
             dry_run,
             no_check,
+            exec,
             lines,
         }) => Cmd::Add {
             lines,
             dry_run,
             no_check,
+            exec,
         },
         Some(Sub::Del { dry_run, patterns }) => Cmd::Del { patterns, dry_run },
         Some(Sub::Show) => Cmd::Show,
-        Some(Sub::Check { lines }) => Cmd::Check { lines },
+        Some(Sub::Check { exec, lines }) => Cmd::Check { lines, exec },
         Some(Sub::Trace {
             filter,
             json,
             no_check,
+            exec,
             lines,
             cmd: _,
         }) => Cmd::Trace {
@@ -196,6 +199,7 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
             filter,
             json,
             no_check,
+            exec,
             cmd: after.to_vec(),
         },
         Some(Sub::Help { subcommand }) => Cmd::Help(subcommand),
@@ -248,7 +252,8 @@ mod tests {
         assert_eq!(
             ok(&["check", "-:a/b"]),
             Cmd::Check {
-                lines: vec!["-:a/b".into()]
+                lines: vec!["-:a/b".into()],
+                exec: None
             }
         );
         assert_eq!(
@@ -258,6 +263,7 @@ mod tests {
                 filter: Some("--json".into()),
                 json: false,
                 no_check: false,
+                exec: None,
                 cmd: vec!["--".into(), "-v".into()]
             }
         );

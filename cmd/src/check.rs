@@ -13,7 +13,7 @@ use dynprobe_lang::btf::{self, Btf};
 use dynprobe_lang::{
     parse, parse_synth, write_command, BtfError, BtfFunc, BtfMember, BtfType, Control, Definition,
     ErrorCode, EventField, FieldKind, FilterCheck, KernelFacts, ParseError, Resolver, SynthSource,
-    LINUX_7_2,
+    UserFile, LINUX_7_2,
 };
 
 use crate::line::{Planned, Target};
@@ -264,6 +264,21 @@ impl Resolver for LineResolver<'_> {
         // The tracing core parses filters: the module's write tells.
         FilterCheck::Accepted
     }
+
+    fn user_file(&self, path: &[u8]) -> UserFile {
+        user_file(path)
+    }
+}
+
+/// What the file a uprobe line names is, as the kernel's `kern_path()`
+/// (symbolic links followed) and `d_is_reg()` tell it.
+pub fn user_file(path: &[u8]) -> UserFile {
+    use std::os::unix::ffi::OsStrExt;
+    match fs::metadata(std::ffi::OsStr::from_bytes(path)) {
+        Ok(m) if m.is_file() => UserFile::Regular,
+        Ok(_) => UserFile::NotRegular,
+        Err(e) => UserFile::Missing(e.raw_os_error().unwrap_or(2)),
+    }
 }
 
 /// Field `field` of an event's `format` text, as the kernel's
@@ -371,6 +386,7 @@ pub fn check(host: &Host, p: &Planned) -> Result<(), String> {
             let control = match p.target {
                 Target::Kprobe => Control::KprobeEvents,
                 Target::Function => Control::FunctionEvents,
+                Target::Uprobe => Control::UprobeEvents,
                 _ => Control::DynamicEvents,
             };
             let r = LineResolver {
@@ -451,11 +467,7 @@ mod tests {
     fn unlogged_errors_say_so() {
         let e = check(
             &Host::offline(&LINUX_7_2),
-            &Planned {
-                target: Target::Kprobe,
-                line: "f:a/b vfs_read".into(),
-                translated: false,
-            },
+            &Planned::as_given(Target::Kprobe, "f:a/b vfs_read"),
         )
         .unwrap_err();
         assert!(e.contains("no error_log entry"), "{e}");

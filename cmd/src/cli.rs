@@ -16,9 +16,19 @@ A LINE is any line of dynprobe's control files; the form picks the file:
   f:..., t:..., e:..., w:..., s:... dynamic_events
   FUNC(ARGS) [-> ...]               function_events
   EVENT TYPE FIELD[; ...]           synthetic_events
+  p:... PATH:OFFSET, r:...          uprobe_events
 or perf probe's shorthand, [[GROUP:]EVENT=]FUNC[%return|+OFFS] [ARG...],
 which becomes an fprobe line: 'vfs_read file count' is
 'f:probe/vfs_read vfs_read file count' (kprobe 'p:...' for FUNC+OFFS).
+With -x BIN (add, check, trace), each LINE is perf probe's form on the
+executable or shared library BIN, a uprobe line of uprobe_events at the
+file offset its ELF file gives:
+  [[GROUP:]EVENT=]FUNC[%return|+OFFS] [ARG...]   group probe_BINNAME,
+                                   fetch arguments as written
+  [[GROUP:]EVENT=]sdt:PROVIDER:NAME (or %[sdt_]PROVIDER:NAME)
+                                   an SDT marker, group sdt_PROVIDER, its
+                                   semaphore the reference counter, its
+                                   arguments arg1..argN
 
 Every line is checked on the host first, with the module's language and
 the running kernel's BTF: a refused line is printed as error_log shows it,
@@ -87,12 +97,16 @@ Example:
     #[command(
         before_help = "\
 Defines each LINE in the control file its form picks (see dynprobe help),
-in order; stops at the first refused line (those before it stay defined).",
+in order; stops at the first refused line (those before it stay defined).
+A line translated from perf's forms is printed as written ('FILE: LINE'),
+with what its file offsets are after '#'.",
         after_help = "\
 Examples:
   dynprobe add 'vfs_read(file, count)'
   dynprobe add 'p:demo/open do_sys_openat2 dfd=%di:s32'
-  dynprobe add 'vfs_read%return $retval'"
+  dynprobe add 'vfs_read%return $retval'
+  dynprobe add -x /usr/lib/x86_64-linux-gnu/libc.so.6 'malloc size=%di:u64'
+  dynprobe add -x /usr/bin/python3 'sdt:python:gc__start'"
     )]
     Add {
         /// print 'FILE: LINE' for each line instead of writing
@@ -101,6 +115,10 @@ Examples:
         /// skip the host check (the module still checks)
         #[arg(long)]
         no_check: bool,
+        /// take each LINE as perf probe's form on the ELF file BIN
+        #[arg(short = 'x', long = "exec", value_name = "BIN",
+              value_hint = ValueHint::FilePath)]
+        exec: Option<String>,
         /// A line of a control file, or perf probe's shorthand
         #[arg(value_name = "LINE", required = true, allow_hyphen_values = true,
               value_hint = ValueHint::Other)]
@@ -128,8 +146,13 @@ Prints dynprobe's definitions, each with its file:
     /// Check lines on the host only
     #[command(before_help = "\
 Checks each LINE on the host only (no module needed) and prints
-'FILE: LINE' or the error as error_log shows it, with its caret.")]
+'FILE: LINE' (with what its file offsets are after '#') or the error as
+error_log shows it, with its caret.")]
     Check {
+        /// take each LINE as perf probe's form on the ELF file BIN
+        #[arg(short = 'x', long = "exec", value_name = "BIN",
+              value_hint = ValueHint::FilePath)]
+        exec: Option<String>,
         /// A line of a control file, or perf probe's shorthand
         #[arg(value_name = "LINE", required = true, allow_hyphen_values = true,
               value_hint = ValueHint::Other)]
@@ -144,11 +167,15 @@ and stops at Ctrl-C (SIGINT), SIGTERM or SIGHUP, or when CMD exits. It
 then removes exactly what it made, also when the module refused one of
 the lines, and prints a summary on stderr: events seen per event, misses
 (dynprobe/kprobe_profile) and records lost in the ring buffer (the
-instance's per_cpu/cpu*/stats overrun and dropped events).",
+instance's per_cpu/cpu*/stats overrun and dropped events).
+With -x BIN and CMD, only the records of CMD and its children are kept
+(the instance's set_event_pid, with its event-fork option): CMD starts
+once its pid is set.",
         after_help = "\
 Exit status: CMD's when it ran, 128+N after signal N, 1 on an error.
-Example:
-  dynprobe trace 'vfs_read(file, count)' -- cat /etc/hostname"
+Examples:
+  dynprobe trace 'vfs_read(file, count)' -- cat /etc/hostname
+  dynprobe trace -x /usr/bin/python3 sdt:python:gc__start -- python3 -c 'import gc; gc.collect()'"
     )]
     Trace {
         /// set EXPR as each event's filter
@@ -160,6 +187,10 @@ Example:
         /// skip the host check (the module still checks)
         #[arg(long)]
         no_check: bool,
+        /// take each LINE as perf probe's form on the ELF file BIN
+        #[arg(short = 'x', long = "exec", value_name = "BIN",
+              value_hint = ValueHint::FilePath)]
+        exec: Option<String>,
         /// A line of a control file, or perf probe's shorthand
         #[arg(value_name = "LINE", required = true, allow_hyphen_values = true,
               value_hint = ValueHint::Other)]

@@ -9,16 +9,19 @@ pub mod check;
 pub mod cli;
 pub mod complete;
 pub mod docs;
+pub mod held_child;
 pub mod line;
 pub mod list;
 pub mod list_binary;
 pub mod trace;
 pub mod tracefs;
+pub mod user_place;
 
 pub use args::parse_args;
 use check::Host;
-use line::{plan, Planned};
+use line::{plan, LineError, Planned};
 use tracefs::Tracefs;
+use user_place::UserBinary;
 
 /// A parsed command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +43,8 @@ pub enum Cmd {
         dry_run: bool,
         /// `--no-check`.
         no_check: bool,
+        /// `-x BIN`: the lines are perf probe's forms on BIN.
+        exec: Option<String>,
     },
     /// `del PATTERN...`.
     Del {
@@ -54,6 +59,8 @@ pub enum Cmd {
     Check {
         /// The lines.
         lines: Vec<String>,
+        /// `-x BIN`: the lines are perf probe's forms on BIN.
+        exec: Option<String>,
     },
     /// `trace LINE... [-- CMD]`.
     Trace {
@@ -65,6 +72,9 @@ pub enum Cmd {
         json: bool,
         /// `--no-check`.
         no_check: bool,
+        /// `-x BIN`: the lines are perf probe's forms on BIN, and the
+        /// records are CMD's and its children's.
+        exec: Option<String>,
         /// What follows `--`.
         cmd: Vec<String>,
     },
@@ -79,27 +89,40 @@ pub enum Cmd {
     },
 }
 
-/// Plans each line and checks it on the host; prints the first error.
-fn prepare(lines: &[String], host: Option<&Host>) -> Result<Vec<Planned>, ()> {
+/// The lines planned: each one's control file and text, or with `-x
+/// BIN` the uprobe lines of perf's forms on BIN (an SDT marker at
+/// several places gives several).
+fn plan_all(lines: &[String], exec: Option<&str>) -> Result<Vec<Planned>, LineError> {
+    let Some(bin) = exec else {
+        return lines.iter().map(|l| plan(l)).collect();
+    };
+    let bin = UserBinary::open(bin)?;
     let mut out = Vec::new();
     for l in lines {
-        let p = match plan(l) {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("dynprobe: {e}");
-                return Err(());
-            }
-        };
-        if let Some(host) = host {
-            if let Err(e) = check::check(host, &p) {
+        out.extend(bin.plan(l)?);
+    }
+    Ok(out)
+}
+
+/// Plans each line and checks it on the host; prints the first error.
+fn prepare(lines: &[String], exec: Option<&str>, host: Option<&Host>) -> Result<Vec<Planned>, ()> {
+    let planned = match plan_all(lines, exec) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("dynprobe: {e}");
+            return Err(());
+        }
+    };
+    if let Some(host) = host {
+        for p in &planned {
+            if let Err(e) = check::check(host, p) {
                 eprint!("{e}");
                 eprintln!("dynprobe: refused by the host check; nothing written");
                 return Err(());
             }
         }
-        out.push(p);
     }
-    Ok(out)
+    Ok(planned)
 }
 
 /// Runs a parsed command; the exit status.
@@ -124,13 +147,27 @@ pub fn run(cmd: Cmd) -> i32 {
                 2
             }
         },
-        Cmd::Check { lines } => {
-            let host = Host::running(&fs_.root, true);
+        Cmd::Check { lines, exec } => {
+            // Uprobe lines (-x) need no kernel BTF.
+            let host = Host::running(&fs_.root, exec.is_none());
+            let planned: Vec<Result<Planned, LineError>> = match exec.as_deref() {
+                Some(bin) => match UserBinary::open(bin) {
+                    Ok(bin) => lines
+                        .iter()
+                        .flat_map(|l| match bin.plan(l) {
+                            Ok(v) => v.into_iter().map(Ok).collect(),
+                            Err(e) => vec![Err(e)],
+                        })
+                        .collect(),
+                    Err(e) => vec![Err(e)],
+                },
+                None => lines.iter().map(|l| plan(l)).collect(),
+            };
             let mut status = 0;
-            for l in &lines {
-                match plan(l) {
+            for p in planned {
+                match p {
                     Ok(p) => match check::check(&host, &p) {
-                        Ok(()) => println!("{}: {}", p.target.file(), p.line),
+                        Ok(()) => println!("{}", p.shown()),
                         Err(e) => {
                             eprint!("{e}");
                             status = 1;
@@ -148,17 +185,18 @@ pub fn run(cmd: Cmd) -> i32 {
             lines,
             dry_run,
             no_check,
+            exec,
         } => {
             if !dry_run && !loaded() {
                 return 1;
             }
-            let host = (!no_check).then(|| Host::running(&fs_.root, true));
-            let Ok(planned) = prepare(&lines, host.as_ref()) else {
+            let host = (!no_check).then(|| Host::running(&fs_.root, exec.is_none()));
+            let Ok(planned) = prepare(&lines, exec.as_deref(), host.as_ref()) else {
                 return 1;
             };
             for p in &planned {
                 if dry_run {
-                    println!("{}: {}", p.target.file(), p.line);
+                    println!("{}", p.shown());
                     continue;
                 }
                 if let Err(e) = fs_.append(p) {
@@ -166,7 +204,7 @@ pub fn run(cmd: Cmd) -> i32 {
                     return 1;
                 }
                 if p.translated {
-                    println!("{}: {}", p.target.file(), p.line);
+                    println!("{}", p.shown());
                 }
             }
             0
@@ -240,13 +278,14 @@ pub fn run(cmd: Cmd) -> i32 {
             filter,
             json,
             no_check,
+            exec,
             cmd,
         } => {
             if !loaded() {
                 return 1;
             }
-            let host = (!no_check).then(|| Host::running(&fs_.root, true));
-            let Ok(planned) = prepare(&lines, host.as_ref()) else {
+            let host = (!no_check).then(|| Host::running(&fs_.root, exec.is_none()));
+            let Ok(planned) = prepare(&lines, exec.as_deref(), host.as_ref()) else {
                 return 1;
             };
             trace::run(
@@ -255,6 +294,7 @@ pub fn run(cmd: Cmd) -> i32 {
                     lines: planned,
                     filter,
                     json,
+                    only_cmd: exec.is_some(),
                     cmd,
                 },
             )
@@ -294,7 +334,8 @@ mod tests {
             Cmd::Add {
                 lines: vec!["p:a/b x".into(), "vfs_read(file)".into()],
                 dry_run: true,
-                no_check: false
+                no_check: false,
+                exec: None
             }
         );
         assert_eq!(
@@ -323,6 +364,7 @@ mod tests {
                 filter: Some("count > 1".into()),
                 json: true,
                 no_check: false,
+                exec: None,
                 cmd: vec!["cat".into(), "--help".into(), "-v".into()]
             }
         );
@@ -333,6 +375,7 @@ mod tests {
                 filter: Some("a==1".into()),
                 json: false,
                 no_check: false,
+                exec: None,
                 cmd: vec![]
             }
         );
@@ -348,7 +391,8 @@ mod tests {
             Cmd::Add {
                 lines: vec!["f:a/b vfs_read%return $retval".into()],
                 dry_run: false,
-                no_check: false
+                no_check: false,
+                exec: None
             }
         );
     }

@@ -15,6 +15,9 @@ pub enum Target {
     Function,
     /// `dynprobe/synthetic_events`: `EVENT FIELD[; FIELD]...` lines.
     Synthetic,
+    /// `dynprobe/uprobe_events`: uprobe `p` and `r` lines
+    /// (`PATH:OFFSET`).
+    Uprobe,
 }
 
 impl Target {
@@ -25,6 +28,7 @@ impl Target {
             Target::Dynamic => "dynamic_events",
             Target::Function => "function_events",
             Target::Synthetic => "synthetic_events",
+            Target::Uprobe => "uprobe_events",
         }
     }
 }
@@ -38,6 +42,30 @@ pub struct Planned {
     pub line: String,
     /// Whether `line` was translated from perf probe's shorthand.
     pub translated: bool,
+    /// What the line's numbers stand for, printed after it as a comment
+    /// (`# malloc at 0x98930`), never written.
+    pub note: Option<String>,
+}
+
+impl Planned {
+    /// A line as given, in `target`.
+    pub fn as_given(target: Target, line: &str) -> Planned {
+        Planned {
+            target,
+            line: line.to_string(),
+            translated: false,
+            note: None,
+        }
+    }
+
+    /// `FILE: LINE`, with the note as a comment after the line: what
+    /// `--dry-run`, `check` and a translated line print.
+    pub fn shown(&self) -> String {
+        match &self.note {
+            Some(n) => format!("{}: {}  # {n}", self.target.file(), self.line),
+            None => format!("{}: {}", self.target.file(), self.line),
+        }
+    }
 }
 
 /// A line that is none of the forms.
@@ -110,13 +138,7 @@ pub fn plan(line: &str) -> Result<Planned, LineError> {
     let Some(w0) = words.next() else {
         return Err(LineError("empty line".into()));
     };
-    let keep = |target| {
-        Ok(Planned {
-            target,
-            line: text.to_string(),
-            translated: false,
-        })
-    };
+    let keep = |target| Ok(Planned::as_given(target, text));
     if w0.starts_with("s:") {
         return keep(Target::Dynamic);
     }
@@ -126,16 +148,27 @@ pub fn plan(line: &str) -> Result<Planned, LineError> {
         )));
     }
     if let Some(k) = probe_kind(w0) {
-        return keep(if k == 'p' || k == 'r' {
-            Target::Kprobe
-        } else {
-            Target::Dynamic
+        // A place with both `/` and `:` is a file's: a uprobe.
+        let user = words
+            .clone()
+            .next()
+            .is_some_and(|w| w.contains('/') && w.contains(':'));
+        return keep(match k {
+            'p' | 'r' if user => Target::Uprobe,
+            'p' | 'r' => Target::Kprobe,
+            _ => Target::Dynamic,
         });
     }
     if let Some(open) = text.find('(') {
         if is_symbol(&text[..open]) {
             return keep(Target::Function);
         }
+    }
+    let place = w0.split_once('=').map_or(w0, |(_, p)| p);
+    if place.starts_with("sdt:") || place.starts_with('%') {
+        return Err(LineError(format!(
+            "`{w0}`: an SDT marker is a binary's: name the binary with -x BIN"
+        )));
     }
     let w1 = words.next();
     if is_ident(w0) && (text.contains(';') || w1.is_some_and(is_synth_type)) {
@@ -223,6 +256,7 @@ pub fn translate_perf(text: &str) -> Result<Planned, LineError> {
         target,
         line,
         translated: true,
+        note: None,
     })
 }
 
@@ -244,7 +278,7 @@ pub fn defined_event(p: &Planned) -> Option<String> {
             ))
         }
         Target::Synthetic => Some(format!("synthetic/{w0}")),
-        Target::Kprobe | Target::Dynamic => {
+        Target::Kprobe | Target::Dynamic | Target::Uprobe => {
             let (_, name) = w0.split_once(':')?;
             if name.is_empty() {
                 return None;
@@ -259,6 +293,7 @@ pub fn defined_event(p: &Planned) -> Option<String> {
                 Some(format!("{g}/{e}"))
             } else {
                 let group = match w0.chars().next() {
+                    Some('p' | 'r') if p.target == Target::Uprobe => "uprobes",
                     Some('p' | 'r') => "kprobes",
                     Some('f') => "fprobes",
                     Some('t') => "tracepoints",
@@ -299,6 +334,10 @@ mod tests {
         assert_eq!(t("lat u64 ns; pid_t pid").0, Target::Synthetic);
         assert_eq!(t("lat u64 ns").0, Target::Synthetic);
         assert_eq!(t("  p:a/b   vfs_read  ").1, "p:a/b   vfs_read");
+        assert_eq!(t("p:a/b /bin/sh:0x10").0, Target::Uprobe);
+        assert_eq!(t("r /bin/sh:0x10%return").0, Target::Uprobe);
+        assert_eq!(t("p:a/b ./app:0x10 %di").0, Target::Uprobe);
+        assert_eq!(t("p:a/b btrfs:btrfs_sync_file").0, Target::Kprobe);
     }
 
     #[test]
@@ -312,6 +351,9 @@ mod tests {
         assert!(plan("vfs_read;x=1").is_err());
         assert!(plan("a:b:c=vfs_read").is_err());
         assert!(plan("vfs_read%return+4").is_err());
+        assert!(plan("sdt:libc:setjmp").unwrap_err().0.contains("-x BIN"));
+        assert!(plan("%sdt_libc:setjmp").unwrap_err().0.contains("-x BIN"));
+        assert!(plan("ev=%libc:setjmp").unwrap_err().0.contains("-x BIN"));
     }
 
     #[test]
@@ -354,6 +396,8 @@ mod tests {
         assert_eq!(ev("p:a.b vfs_read").as_deref(), Some("a/b"));
         assert_eq!(ev("f:b vfs_read").as_deref(), Some("fprobes/b"));
         assert_eq!(ev("p vfs_read"), None);
+        assert_eq!(ev("p:u /bin/sh:0x10").as_deref(), Some("uprobes/u"));
+        assert_eq!(ev("p:g/u /bin/sh:0x10").as_deref(), Some("g/u"));
         assert_eq!(ev("vfs_read(file)").as_deref(), Some("functions/vfs_read"));
         assert_eq!(
             ev("vfs_read(file) -> ret").as_deref(),

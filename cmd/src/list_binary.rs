@@ -6,7 +6,7 @@
 use std::fs;
 use std::io::{self, Write};
 
-use dynprobe_lang::elf::{Elf, ElfError, SdtArgs, SdtNote, SdtPlace};
+use dynprobe_lang::elf::{Elf, ElfError, SdtArgs, SdtNote};
 
 /// Whether a glob (or none) takes `name`.
 fn takes(glob: Option<&str>, name: &str) -> bool {
@@ -45,21 +45,9 @@ fn marker_line(elf: &Elf<'_>, note: &SdtNote<'_>, verbose: bool) -> String {
                 continue;
             }
         };
-        // `@+OFFSET` of a variable counts as the kernel maps it: from
-        // the probe's address and file offset.
-        let at = match arg.place {
-            SdtPlace::Symbol { name, .. } => match elf.lookup_variable(name) {
-                Ok(v) => Some(v.address.wrapping_sub(note.pc).wrapping_add(note.pc_offset)),
-                Err(e) => {
-                    fetches.push(format!("({}: {}: {e})", text(spec), text(name)));
-                    continue;
-                }
-            },
-            _ => None,
-        };
-        let mut fetch = String::new();
-        if arg.write_fetch(&mut fetch, at).is_ok() {
-            fetches.push(fetch);
+        match crate::user_place::sdt_fetch(elf, note, &arg) {
+            Ok(fetch) => fetches.push(fetch),
+            Err(why) => fetches.push(format!("({}: {why})", text(spec))),
         }
     }
     if !fetches.is_empty() {

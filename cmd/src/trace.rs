@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicI32, Ordering};
 
+use crate::held_child::HeldChild;
 use crate::line::Planned;
 use crate::tracefs::{Defined, Tracefs};
 
@@ -212,8 +213,55 @@ pub struct Options {
     pub filter: Option<String>,
     /// JSON lines instead of trace_pipe's.
     pub json: bool,
+    /// Only the records of the command and its children (`-x`).
+    pub only_cmd: bool,
     /// The command to run while tracing.
     pub cmd: Vec<String>,
+}
+
+/// The command run while tracing: started as usual, or held before its
+/// exec until its pid is the instance's only one.
+enum Running {
+    Spawned(Child),
+    Held(HeldChild),
+}
+
+impl Running {
+    fn kill(&mut self, sig: libc::c_int) {
+        match self {
+            Running::Spawned(c) => {
+                if let Ok(pid) = libc::pid_t::try_from(c.id()) {
+                    // SAFETY: kill(2) on the child this run started.
+                    unsafe {
+                        libc::kill(pid, sig);
+                    }
+                }
+            }
+            Running::Held(c) => c.kill(sig),
+        }
+    }
+
+    fn wait(&mut self) {
+        match self {
+            Running::Spawned(c) => {
+                let _ = c.wait();
+            }
+            Running::Held(c) => {
+                c.wait();
+            }
+        }
+    }
+
+    /// Its exit status once it ended (1 after a signal).
+    fn try_wait(&mut self) -> Option<i32> {
+        match self {
+            Running::Spawned(c) => match c.try_wait() {
+                Ok(Some(st)) => Some(st.code().unwrap_or(1)),
+                _ => None,
+            },
+            Running::Held(c) => c.try_wait(),
+        }
+    }
 }
 
 /// What a run made, to undo.
@@ -221,6 +269,9 @@ struct Made {
     events: Vec<Defined>,
     instance: Option<PathBuf>,
     enabled: Vec<PathBuf>,
+    /// The top instance's directory when the pid filter was set there
+    /// (no instance of its own could be made): cleared at the end.
+    top_pid_filter: Option<PathBuf>,
 }
 
 fn cleanup(fs_: &Tracefs, made: &Made) -> Vec<String> {
@@ -237,6 +288,11 @@ fn cleanup(fs_: &Tracefs, made: &Made) -> Vec<String> {
             errors.push(format!("removing {}: {e}", d.event));
         }
     }
+    if let Some(top) = &made.top_pid_filter {
+        // An empty write truncates the list: every pid again.
+        let _ = fs::write(top.join("set_event_pid"), "");
+        let _ = fs::write(top.join("options/event-fork"), "0");
+    }
     if let Some(i) = &made.instance {
         if let Err(e) = fs::remove_dir(i) {
             errors.push(format!("removing {}: {e}", i.display()));
@@ -252,6 +308,7 @@ pub fn run(fs_: &Tracefs, opts: Options) -> i32 {
         events: Vec::new(),
         instance: None,
         enabled: Vec::new(),
+        top_pid_filter: None,
     };
     let status = stream(fs_, &opts, &mut made);
     let errors = cleanup(fs_, &made);
@@ -320,6 +377,33 @@ fn stream(fs_: &Tracefs, opts: &Options, made: &mut Made) -> i32 {
     // on vfs_read they would feed themselves.
     let own_pid = std::process::id().to_string();
     let _ = fs::write(base.join("set_event_notrace_pid"), &own_pid);
+    // With -x, CMD's records and its children's only: CMD is forked held
+    // before its exec, its pid made the instance's only one (with
+    // event-fork, its children join as they fork), then released once
+    // the events are enabled.
+    let mut child: Option<Running> = None;
+    if opts.only_cmd && !opts.cmd.is_empty() {
+        let held = match HeldChild::start(&opts.cmd) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("dynprobe: {}: {e}", opts.cmd[0]);
+                return 127;
+            }
+        };
+        if made.instance.is_none() {
+            made.top_pid_filter = Some(base.clone());
+        }
+        for (file, value) in [
+            ("options/event-fork", "1".to_string()),
+            ("set_event_pid", held.pid.to_string()),
+        ] {
+            if let Err(e) = fs::write(base.join(file), &value) {
+                eprintln!("dynprobe: {}: {e}", base.join(file).display());
+                return 1;
+            }
+        }
+        child = Some(Running::Held(held));
+    }
     for d in &made.events {
         let dir = base.join("events").join(&d.event);
         if let Some(f) = &opts.filter {
@@ -366,15 +450,24 @@ fn stream(fs_: &Tracefs, opts: &Options, made: &mut Made) -> i32 {
             ""
         }
     );
-    let mut child: Option<Child> = None;
-    if !opts.cmd.is_empty() {
-        match Command::new(&opts.cmd[0]).args(&opts.cmd[1..]).spawn() {
-            Ok(c) => child = Some(c),
-            Err(e) => {
+    match &mut child {
+        Some(Running::Held(c)) => {
+            if let Err(e) = c.release() {
                 eprintln!("dynprobe: {}: {e}", opts.cmd[0]);
                 return 127;
             }
         }
+        Some(Running::Spawned(_)) => {}
+        None if !opts.cmd.is_empty() => {
+            match Command::new(&opts.cmd[0]).args(&opts.cmd[1..]).spawn() {
+                Ok(c) => child = Some(Running::Spawned(c)),
+                Err(e) => {
+                    eprintln!("dynprobe: {}: {e}", opts.cmd[0]);
+                    return 127;
+                }
+            }
+        }
+        None => {}
     }
     let mut seen: BTreeMap<String, u64> = BTreeMap::new();
     let mut pending = Vec::new();
@@ -435,20 +528,15 @@ fn stream(fs_: &Tracefs, opts: &Options, made: &mut Made) -> i32 {
             if let Some(c) = &mut child {
                 // The signal goes on to CMD (Ctrl-C reached it already,
                 // a kill(1) did not); its end is waited for.
-                if let Ok(pid) = libc::pid_t::try_from(c.id()) {
-                    // SAFETY: kill(2) on the child this run started.
-                    unsafe {
-                        libc::kill(pid, sig);
-                    }
-                }
-                let _ = c.wait();
+                c.kill(sig);
+                c.wait();
             }
             draining = 3;
             continue;
         }
         if let Some(c) = &mut child {
-            if let Ok(Some(st)) = c.try_wait() {
-                status = st.code().unwrap_or(1);
+            if let Some(code) = c.try_wait() {
+                status = code;
                 draining = 3;
             }
         }

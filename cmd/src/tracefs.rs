@@ -88,6 +88,7 @@ impl Tracefs {
     pub fn listings(&self) -> Vec<(Target, String)> {
         [
             Target::Kprobe,
+            Target::Uprobe,
             Target::Function,
             Target::Synthetic,
             Target::Dynamic,
@@ -147,11 +148,7 @@ pub fn defined_in(listings: &[(Target, String)]) -> Vec<Defined> {
                 Target::Synthetic => Target::Synthetic,
                 _ => *t,
             };
-            let p = Planned {
-                target: form,
-                line: l.to_string(),
-                translated: false,
-            };
+            let p = Planned::as_given(form, l);
             let Some(event) = defined_event(&p) else {
                 continue;
             };
