@@ -82,6 +82,22 @@ Example:
         #[arg(short = 'x', long = "exec", value_name = "BIN",
               value_hint = ValueHint::FilePath)]
         exec: Option<String>,
+        /// the source lines of FUNC[:RLN[+N|-RLN2]], the probe-able ones
+        /// numbered as perf probe numbers them
+        #[arg(long, value_name = "PLACE", allow_hyphen_values = true,
+              value_hint = ValueHint::Other)]
+        line: Option<String>,
+        /// the variables and parameters visible at PLACE, with their types
+        #[arg(long, value_name = "PLACE", allow_hyphen_values = true,
+              value_hint = ValueHint::Other)]
+        vars: Option<String>,
+        /// the kernel's debug file (a vmlinux with DWARF) for source-level
+        /// places; default: found by build id and Debian's paths
+        #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+        debuginfo: Option<String>,
+        /// the kernel's source tree, for ;PATTERN places and source text
+        #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+        source: Option<String>,
     },
     /// Define events from lines of dynprobe's control files
     #[command(
@@ -101,6 +117,16 @@ Examples:
         /// skip the host check (the module still checks)
         #[arg(long)]
         no_check: bool,
+        /// print the kprobe lines as perf probe -D does, write nothing
+        #[arg(short = 'D', long)]
+        definition: bool,
+        /// the kernel's debug file (a vmlinux with DWARF) for source-level
+        /// places; default: found by build id and Debian's paths
+        #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+        debuginfo: Option<String>,
+        /// the kernel's source tree, for ;PATTERN places and source text
+        #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+        source: Option<String>,
         /// A line of a control file, or perf probe's shorthand
         #[arg(value_name = "LINE", required = true, allow_hyphen_values = true,
               value_hint = ValueHint::Other)]
@@ -130,6 +156,13 @@ Prints dynprobe's definitions, each with its file:
 Checks each LINE on the host only (no module needed) and prints
 'FILE: LINE' or the error as error_log shows it, with its caret.")]
     Check {
+        /// the kernel's debug file (a vmlinux with DWARF) for source-level
+        /// places; default: found by build id and Debian's paths
+        #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+        debuginfo: Option<String>,
+        /// the kernel's source tree, for ;PATTERN places and source text
+        #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+        source: Option<String>,
         /// A line of a control file, or perf probe's shorthand
         #[arg(value_name = "LINE", required = true, allow_hyphen_values = true,
               value_hint = ValueHint::Other)]
@@ -160,6 +193,13 @@ Example:
         /// skip the host check (the module still checks)
         #[arg(long)]
         no_check: bool,
+        /// the kernel's debug file (a vmlinux with DWARF) for source-level
+        /// places; default: found by build id and Debian's paths
+        #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+        debuginfo: Option<String>,
+        /// the kernel's source tree, for ;PATTERN places and source text
+        #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+        source: Option<String>,
         /// A line of a control file, or perf probe's shorthand
         #[arg(value_name = "LINE", required = true, allow_hyphen_values = true,
               value_hint = ValueHint::Other)]

@@ -8,16 +8,25 @@ pub mod btfnames;
 pub mod check;
 pub mod cli;
 pub mod complete;
+pub mod debugfile;
 pub mod docs;
+pub mod dwarf;
+pub mod dwarf_index;
+pub mod dwarf_lines;
+pub mod dwarf_vars;
 pub mod line;
 pub mod list;
 pub mod list_binary;
+pub mod list_source;
+pub mod srcfile;
+pub mod srcplace;
+pub mod srcprobe;
 pub mod trace;
 pub mod tracefs;
 
 pub use args::parse_args;
 use check::Host;
-use line::{plan, Planned};
+use line::Planned;
 use tracefs::Tracefs;
 
 /// A parsed command line.
@@ -70,6 +79,23 @@ pub enum Cmd {
     },
     /// `help [SUB]`, `--help`.
     Help(Option<String>),
+    /// `add`, `check` or `trace` with the debug info's options
+    /// (`--debuginfo`, `--source`, `-D`).
+    Source {
+        /// The options.
+        opts: srcprobe::Options,
+        /// The subcommand.
+        inner: Box<Cmd>,
+    },
+    /// `list --line PLACE` or `list --vars PLACE`.
+    ListSource {
+        /// What to list.
+        what: list_source::What,
+        /// The place.
+        place: String,
+        /// The options.
+        opts: srcprobe::Options,
+    },
     /// `__complete functions|events [PREFIX]`, the completions' values.
     Complete {
         /// What to list.
@@ -80,16 +106,21 @@ pub enum Cmd {
 }
 
 /// Plans each line and checks it on the host; prints the first error.
-fn prepare(lines: &[String], host: Option<&Host>) -> Result<Vec<Planned>, ()> {
+fn prepare(
+    lines: &[String],
+    host: Option<&Host>,
+    opts: &srcprobe::Options,
+) -> Result<Vec<Planned>, ()> {
     let mut out = Vec::new();
-    for l in lines {
-        let p = match plan(l) {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("dynprobe: {e}");
-                return Err(());
-            }
-        };
+    // Source-level places become kprobe lines from the debug info.
+    let planned = match srcprobe::plan_lines(lines, opts) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("dynprobe: {e}");
+            return Err(());
+        }
+    };
+    for p in planned {
         if let Some(host) = host {
             if let Err(e) = check::check(host, &p) {
                 eprint!("{e}");
@@ -104,6 +135,11 @@ fn prepare(lines: &[String], host: Option<&Host>) -> Result<Vec<Planned>, ()> {
 
 /// Runs a parsed command; the exit status.
 pub fn run(cmd: Cmd) -> i32 {
+    run_with(cmd, &srcprobe::Options::default())
+}
+
+/// Runs a parsed command with the debug info's options.
+fn run_with(cmd: Cmd, opts: &srcprobe::Options) -> i32 {
     let fs_ = Tracefs::locate();
     let loaded = || match fs_.require_loaded() {
         Ok(()) => true,
@@ -113,6 +149,8 @@ pub fn run(cmd: Cmd) -> i32 {
         }
     };
     match cmd {
+        Cmd::Source { opts, inner } => run_with(*inner, &opts),
+        Cmd::ListSource { what, place, opts } => list_source::run(what, &place, &opts),
         Cmd::Complete { what, prefix } => complete::run(&fs_, what, &prefix),
         Cmd::Help(s) => match cli::manual(s.as_deref()) {
             Some(h) => {
@@ -128,17 +166,21 @@ pub fn run(cmd: Cmd) -> i32 {
             let host = Host::running(&fs_.root, true);
             let mut status = 0;
             for l in &lines {
-                match plan(l) {
-                    Ok(p) => match check::check(&host, &p) {
+                let planned = match srcprobe::plan_lines(std::slice::from_ref(l), opts) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        eprintln!("dynprobe: {e}");
+                        status = 1;
+                        continue;
+                    }
+                };
+                for p in planned {
+                    match check::check(&host, &p) {
                         Ok(()) => println!("{}: {}", p.target.file(), p.line),
                         Err(e) => {
                             eprint!("{e}");
                             status = 1;
                         }
-                    },
-                    Err(e) => {
-                        eprintln!("dynprobe: {e}");
-                        status = 1;
                     }
                 }
             }
@@ -149,14 +191,19 @@ pub fn run(cmd: Cmd) -> i32 {
             dry_run,
             no_check,
         } => {
-            if !dry_run && !loaded() {
+            if !dry_run && !opts.definition && !loaded() {
                 return 1;
             }
             let host = (!no_check).then(|| Host::running(&fs_.root, true));
-            let Ok(planned) = prepare(&lines, host.as_ref()) else {
+            let Ok(planned) = prepare(&lines, host.as_ref(), opts) else {
                 return 1;
             };
             for p in &planned {
+                if opts.definition {
+                    // perf probe -D: the lines alone.
+                    println!("{}", p.line);
+                    continue;
+                }
                 if dry_run {
                     println!("{}: {}", p.target.file(), p.line);
                     continue;
@@ -246,7 +293,7 @@ pub fn run(cmd: Cmd) -> i32 {
                 return 1;
             }
             let host = (!no_check).then(|| Host::running(&fs_.root, true));
-            let Ok(planned) = prepare(&lines, host.as_ref()) else {
+            let Ok(planned) = prepare(&lines, host.as_ref(), opts) else {
                 return 1;
             };
             trace::run(
