@@ -233,6 +233,36 @@ impl DebugFile {
         Ok(out)
     }
 
+    /// The function symbol holding `addr` (one pass over `.symtab`).
+    pub fn symbol_at(&self, addr: u64) -> Option<FuncSym> {
+        let obj = self.object().ok()?;
+        let mut best: Option<FuncSym> = None;
+        for s in obj.symbols() {
+            if s.kind() != SymbolKind::Text || s.address() == 0 || s.address() > addr {
+                continue;
+            }
+            if addr >= s.address().saturating_add(s.size().max(1)) {
+                continue;
+            }
+            let better = match &best {
+                None => true,
+                Some(b) => s.address() > b.addr || (s.address() == b.addr && s.size() > b.size),
+            };
+            if better {
+                if let Ok(name) = s.name() {
+                    if !name.is_empty() {
+                        best = Some(FuncSym {
+                            addr: s.address(),
+                            size: s.size(),
+                            name: name.to_string(),
+                        });
+                    }
+                }
+            }
+        }
+        best
+    }
+
     /// A section's bytes (empty when absent or unreadable).
     pub fn section<'a>(&'a self, obj: &object::File<'a>, name: &str) -> &'a [u8] {
         obj.section_by_name(name)

@@ -18,6 +18,14 @@ pub type Unit<'a> = gimli::Unit<R<'a>>;
 /// A DIE borrowed from its unit.
 pub type Entry<'u, 'a> = gimli::DebuggingInformationEntry<'u, 'u, R<'a>>;
 
+/// A file attribute's index into the line table's files.
+fn file_index(v: AttributeValue<R<'_>>) -> Option<u64> {
+    match v {
+        AttributeValue::FileIndex(i) => Some(i),
+        other => other.udata_value(),
+    }
+}
+
 /// A DWARF error as the command says it.
 pub fn bad(e: gimli::Error) -> String {
     format!("malformed debug info: {e}")
@@ -140,7 +148,7 @@ impl<'a> Dwarf<'a> {
     /// A DIE's declaration file (integrated).
     pub fn decl_file(&self, unit: &Unit<'a>, off: UnitOffset) -> Option<String> {
         let v = Self::attr_integrate(unit, off, gimli::DW_AT_decl_file)?;
-        self.file_path(unit, v.udata_value()?)
+        self.file_path(unit, file_index(v)?)
     }
 
     /// A DIE's declaration line (integrated).
@@ -151,7 +159,7 @@ impl<'a> Dwarf<'a> {
     /// An inlined copy's call file.
     pub fn call_file(&self, unit: &Unit<'a>, e: &Entry<'_, 'a>) -> Option<String> {
         let v = e.attr_value(gimli::DW_AT_call_file).ok()??;
-        self.file_path(unit, v.udata_value()?)
+        self.file_path(unit, file_index(v)?)
     }
 
     /// An inlined copy's call line.

@@ -30,9 +30,12 @@ pub struct FuncDie {
 pub struct Index {
     /// The functions by name.
     pub funcs: HashMap<String, Vec<FuncDie>>,
+    /// The cache file's text, read for one name at a time: parsing
+    /// the whole of it would cost more than a query.
+    cached: Option<String>,
 }
 
-const MAGIC: &str = "dynprobe-debuginfo-index 1";
+const MAGIC: &str = "dynprobe-debuginfo-index 2";
 
 impl Index {
     /// Reads every unit's top-level subprograms.
@@ -69,7 +72,7 @@ impl Index {
                 if !has_code && !inline {
                     continue;
                 }
-                let Some(name) = dw.name(&unit, e.offset()) else {
+                let Some(name) = dw.name(&unit, e.offset()).filter(|n| !n.contains('\n')) else {
                     continue;
                 };
                 idx.funcs.entry(name).or_default().push(FuncDie {
@@ -82,6 +85,27 @@ impl Index {
         Ok(idx)
     }
 
+    /// The DIEs of function `name`.
+    pub fn find(&self, name: &str) -> Vec<FuncDie> {
+        let Some(text) = &self.cached else {
+            return self.funcs.get(name).cloned().unwrap_or_default();
+        };
+        let mut out = Vec::new();
+        let suffix = format!(" {name}\n");
+        let mut from = 0;
+        while let Some(i) = text.get(from..).and_then(|t| t.find(&suffix)) {
+            let end = from + i;
+            let start = text[..end].rfind('\n').map_or(0, |n| n + 1);
+            if let Some(f) =
+                parse_line(&text[start..end + suffix.len() - 1]).filter(|(n, _)| n == name)
+            {
+                out.push(f.1);
+            }
+            from = end + suffix.len();
+        }
+        out
+    }
+
     /// The index as its cache file has it.
     pub fn to_text(&self, key: &str) -> String {
         let mut names: Vec<_> = self.funcs.keys().collect();
@@ -90,7 +114,7 @@ impl Index {
         for n in names {
             for f in &self.funcs[n] {
                 out += &format!(
-                    "{n} {:x} {:x} {}\n",
+                    "{:x} {:x} {} {n}\n",
                     f.cu,
                     f.die,
                     if f.inline { 'i' } else { 'c' }
@@ -108,24 +132,44 @@ impl Index {
         }
         let mut idx = Index::default();
         for l in lines {
-            let mut w = l.split(' ');
-            let (name, cu, die, kind) = (w.next()?, w.next()?, w.next()?, w.next()?);
-            if w.next().is_some() || name.is_empty() {
-                return None;
-            }
-            let f = FuncDie {
-                cu: usize::from_str_radix(cu, 16).ok()?,
-                die: usize::from_str_radix(die, 16).ok()?,
-                inline: match kind {
-                    "i" => true,
-                    "c" => false,
-                    _ => return None,
-                },
-            };
-            idx.funcs.entry(name.to_string()).or_default().push(f);
+            let (name, f) = parse_line(l)?;
+            idx.funcs.entry(name).or_default().push(f);
         }
         Some(idx)
     }
+
+    /// A cache file's index, kept as text (see `find`), if its first
+    /// line is the one for `key`.
+    pub fn from_cache(text: String, key: &str) -> Option<Index> {
+        let first = text.lines().next()?;
+        if first != format!("{MAGIC} {key}") {
+            return None;
+        }
+        Some(Index {
+            funcs: HashMap::new(),
+            cached: Some(text),
+        })
+    }
+}
+
+/// One line of the cache file: `CU DIE KIND NAME`, the name last (a
+/// Rust function's may hold blanks).
+fn parse_line(l: &str) -> Option<(String, FuncDie)> {
+    let mut w = l.splitn(4, ' ');
+    let (cu, die, kind, name) = (w.next()?, w.next()?, w.next()?, w.next()?);
+    if name.is_empty() {
+        return None;
+    }
+    let f = FuncDie {
+        cu: usize::from_str_radix(cu, 16).ok()?,
+        die: usize::from_str_radix(die, 16).ok()?,
+        inline: match kind {
+            "i" => true,
+            "c" => false,
+            _ => return None,
+        },
+    };
+    Some((name.to_string(), f))
 }
 
 /// Where the index of build id `id` is kept.
@@ -146,7 +190,7 @@ pub fn load(dw: &mut Dwarf<'_>, id: Option<&str>, size: usize) -> Result<Index, 
     let key = format!("{id} {size}");
     let path = cache_path(id);
     if let Some(text) = path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) {
-        if let Some(idx) = Index::from_text(&text, &key) {
+        if let Some(idx) = Index::from_cache(text, &key) {
             return Ok(idx);
         }
     }
@@ -180,6 +224,14 @@ mod tests {
             }],
         );
         idx.funcs.insert(
+            "and_then<(), core::fmt::Error>".into(),
+            vec![FuncDie {
+                cu: 3,
+                die: 4,
+                inline: false,
+            }],
+        );
+        idx.funcs.insert(
             "fdget".into(),
             vec![
                 FuncDie {
@@ -195,13 +247,25 @@ mod tests {
             ],
         );
         let t = idx.to_text("abc 12");
+        let cached = Index::from_cache(t.clone(), "abc 12").unwrap();
+        for n in [
+            "vfs_read",
+            "fdget",
+            "and_then<(), core::fmt::Error>",
+            "read",
+            "x",
+        ] {
+            assert_eq!(cached.find(n), idx.find(n), "{n}");
+        }
+        assert_eq!(cached.find("fdget").len(), 2);
+        assert!(Index::from_cache(t.clone(), "abc 13").is_none());
         assert_eq!(Index::from_text(&t, "abc 12"), Some(idx));
         assert_eq!(Index::from_text(&t, "abc 13"), None);
         assert_eq!(Index::from_text("junk", "abc 12"), None);
         for l in 0..t.len() {
             let _ = Index::from_text(&t[..l], "abc 12");
         }
-        let bad = format!("{MAGIC} k\nf zz 1 c\n");
+        let bad = format!("{MAGIC} k\nzz 1 c f\n");
         assert_eq!(Index::from_text(&bad, "k"), None);
     }
 }

@@ -101,12 +101,25 @@ impl Lines {
         self.files.get(&index).map(String::as_str).unwrap_or("")
     }
 
-    /// The row for `addr`, as libdw's dwarf_getsrc_die: the last one at
-    /// or before it, unless that ends a sequence.
+    /// The row for `addr`, as perf's cu_getsrc_die: from the last row at
+    /// or before it, back to the first row at that address, then on to
+    /// the first statement row, which must not be past `addr`.
     pub fn at(&self, addr: u64) -> Option<&Row> {
-        let i = self.rows.partition_point(|r| r.addr <= addr);
-        let r = self.rows.get(i.checked_sub(1)?)?;
-        (!r.end).then_some(r)
+        let mut l = self
+            .rows
+            .partition_point(|r| r.addr <= addr)
+            .checked_sub(1)?;
+        while l > 0 && self.rows.get(l - 1)?.addr == addr {
+            l -= 1;
+        }
+        // perf's backward step reads the row before the first one.
+        if l == 0 {
+            return None;
+        }
+        self.rows[l..]
+            .iter()
+            .take_while(|r| r.addr <= addr)
+            .find(|r| r.stmt)
     }
 }
 
@@ -414,9 +427,20 @@ mod tests {
             rows: vec![row(0x10, 3, false), row(0x10, 4, false), row(0x20, 5, true)],
             files: HashMap::new(),
         };
-        assert_eq!(l.at(0x10).unwrap().line, 4);
+        // The first row before 0x10 is none: perf finds nothing.
+        assert!(l.at(0x10).is_none());
+        let l = Lines {
+            rows: vec![
+                row(0x8, 2, false),
+                row(0x10, 3, false),
+                row(0x10, 4, false),
+                row(0x20, 5, true),
+            ],
+            files: HashMap::new(),
+        };
+        assert_eq!(l.at(0x10).unwrap().line, 3);
         assert_eq!(l.at(0x1f).unwrap().line, 4);
-        assert!(l.at(0x20).is_none());
+        assert_eq!(l.at(0x20).unwrap().line, 5);
         assert!(l.at(0x5).is_none());
     }
 }

@@ -91,7 +91,7 @@ fn lines(ctx: &mut Ctx<'_>, place: &str) -> Result<String, String> {
     let lno_e = decl.saturating_add(rend);
     let view = UnitView::new(&ctx.dw, &unit)?;
     let roots = if f.inline {
-        inline_copies(&ctx.dw, &unit, die)?
+        crate::srcprobe::instances(&ctx.dw, &unit, die)?
     } else {
         vec![die]
     };
@@ -154,38 +154,18 @@ fn lines(ctx: &mut Ctx<'_>, place: &str) -> Result<String, String> {
     Ok(out)
 }
 
-fn inline_copies<'a>(
-    dw: &Dwarf<'a>,
-    unit: &crate::dwarf::Unit<'a>,
-    die: UnitOffset,
-) -> Result<Vec<UnitOffset>, String> {
-    let _ = dw;
-    let mut out = Vec::new();
-    let mut c = unit.entries();
-    while let Some((_, e)) = c.next_dfs().map_err(bad)? {
-        if e.tag() == gimli::DW_TAG_inlined_subroutine
-            && e.attr_value(gimli::DW_AT_abstract_origin)
-                .ok()
-                .flatten()
-                .and_then(|v| Dwarf::reference(unit, v))
-                == Some(die)
-        {
-            out.push(e.offset());
-        }
-    }
-    Ok(out)
-}
-
 fn vars(ctx: &mut Ctx<'_>, place: &str) -> Result<String, String> {
     let sp = srcplace::parse(place).map_err(|e| e.to_string())?;
     let points = ctx.points(&sp)?;
     let mut out = format!("Available variables at {place}\n");
     for p in &points {
         let unit = ctx.dw.unit(p.cu)?;
-        let sym = crate::debugfile::symbol_at(&ctx.syms, p.addr)
+        let sym = ctx
+            .file
+            .symbol_at(p.addr)
             .map(|s| format!("{}+{}", s.name, p.addr - s.addr))
             .unwrap_or_else(|| format!("{:#x}", p.addr));
-        out += &format!("        @<{sym}>\n");
+        out += &format!("\t@<{sym}>\n");
         let nodes = subtree(&ctx.dw, &unit, p.scope)?;
         let spe = unit.entry(p.sp).map_err(bad)?;
         let ranges = ctx.dw.ranges(&unit, &spe)?;
@@ -212,7 +192,7 @@ fn vars(ctx: &mut Ctx<'_>, place: &str) -> Result<String, String> {
             found.insert(format!("{ty}\t{name}"));
         }
         for v in found {
-            out += &format!("                {v}\n");
+            out += &format!("\t\t{v}\n");
         }
     }
     Ok(out)

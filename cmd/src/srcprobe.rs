@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use gimli::UnitOffset;
 
-use crate::debugfile::{self, DebugFile, FuncSym};
+use crate::debugfile::{self, DebugFile};
 use crate::dwarf::{bad, Dwarf, Unit};
 use crate::dwarf_index::{self, FuncDie, Index};
 use crate::dwarf_lines::{real_function, subtree, tail_eq, UnitView};
@@ -45,8 +45,6 @@ pub struct Ctx<'a> {
     pub dw: Dwarf<'a>,
     /// Its function index.
     pub index: Index,
-    /// Its function symbols.
-    pub syms: Vec<FuncSym>,
     /// The options.
     pub opts: Options,
 }
@@ -60,12 +58,10 @@ pub fn with_debuginfo<T>(
     let obj = file.object()?;
     let mut dw = Dwarf::load(&file, &obj)?;
     let index = dwarf_index::load(&mut dw, file.build_id.as_deref(), file.map.bytes().len())?;
-    let syms = file.functions()?;
     let mut ctx = Ctx {
         file: &file,
         dw,
         index,
-        syms,
         opts: opts.clone(),
     };
     f(&mut ctx)
@@ -84,6 +80,56 @@ pub struct Point {
     pub sp: UnitOffset,
     /// The line, for names.
     pub line: Option<u64>,
+    /// Found as one of an inline function's instances: a copy where an
+    /// argument cannot be fetched is left out, not an error.
+    pub instance: bool,
+}
+
+/// The instances of abstract function `die` (see `Ctx::instances`).
+pub fn instances<'a>(
+    dw: &Dwarf<'a>,
+    unit: &Unit<'a>,
+    die: UnitOffset,
+) -> Result<Vec<UnitOffset>, String> {
+    let decl = (
+        Dwarf::decl_line(unit, die),
+        Dwarf::attr_integrate(unit, die, gimli::DW_AT_decl_file).and_then(|v| {
+            v.udata_value().or(match v {
+                gimli::AttributeValue::FileIndex(i) => Some(i),
+                _ => None,
+            })
+        }),
+    );
+    let mut out = Vec::new();
+    let mut c = unit.entries();
+    while let Some((_, e)) = c.next_dfs().map_err(bad)? {
+        if !matches!(
+            e.tag(),
+            gimli::DW_TAG_inlined_subroutine | gimli::DW_TAG_subprogram
+        ) {
+            continue;
+        }
+        let o = e.attr_value(gimli::DW_AT_abstract_origin).ok().flatten();
+        if o.and_then(|v| Dwarf::reference(unit, v)) != Some(die) || dw.entry_pc(unit, e).is_none()
+        {
+            continue;
+        }
+        if e.tag() == gimli::DW_TAG_inlined_subroutine {
+            let call_file = e
+                .attr_value(gimli::DW_AT_call_file)
+                .ok()
+                .flatten()
+                .and_then(|v| match v {
+                    gimli::AttributeValue::FileIndex(i) => Some(i),
+                    v => v.udata_value(),
+                });
+            if decl.0.is_some() && Dwarf::call_line(e) == decl.0 && call_file == decl.1 {
+                continue;
+            }
+        }
+        out.push(e.offset());
+    }
+    Ok(out)
 }
 
 impl<'a> Ctx<'a> {
@@ -94,7 +140,8 @@ impl<'a> Ctx<'a> {
         name: &str,
         file: Option<&str>,
     ) -> Result<Vec<FuncDie>, String> {
-        let Some(all) = self.index.funcs.get(name).cloned() else {
+        let all = self.index.find(name);
+        let Some(all) = (!all.is_empty()).then_some(all) else {
             return Err(format!(
                 "Failed to find symbol {name} in the debug info ({})",
                 self.file.path.display()
@@ -123,20 +170,13 @@ impl<'a> Ctx<'a> {
         Ok(out)
     }
 
-    /// The inline copies of abstract function `die` in its unit.
-    fn inline_copies(&self, unit: &Unit<'a>, die: UnitOffset) -> Result<Vec<UnitOffset>, String> {
-        let mut out = Vec::new();
-        let mut c = unit.entries();
-        while let Some((_, e)) = c.next_dfs().map_err(bad)? {
-            if e.tag() != gimli::DW_TAG_inlined_subroutine {
-                continue;
-            }
-            let o = e.attr_value(gimli::DW_AT_abstract_origin).ok().flatten();
-            if o.and_then(|v| Dwarf::reference(unit, v)) == Some(die) {
-                out.push(e.offset());
-            }
-        }
-        Ok(out)
+    /// The instances of abstract function `die` in its unit, as perf's
+    /// die_walk_instances: DIEs with code whose abstract origin it is
+    /// (inline copies and the out-of-line copy), in the unit's order,
+    /// less the copies whose call line is the function's own
+    /// declaration.
+    pub fn instances(&self, unit: &Unit<'a>, die: UnitOffset) -> Result<Vec<UnitOffset>, String> {
+        instances(&self.dw, unit, die)
     }
 
     /// The points of a place.
@@ -157,48 +197,41 @@ impl<'a> Ctx<'a> {
             match &sp.place.spot {
                 _ if entry.is_some() => {
                     let (off, ret) = entry.unwrap_or_default();
-                    if !f.inline {
-                        let e = unit.entry(die).map_err(bad)?;
-                        let Some(entry) = self.dw.entry_pc(&unit, &e) else {
+                    let roots = if f.inline {
+                        self.instances(&unit, die)?
+                    } else {
+                        vec![die]
+                    };
+                    let funcs = crate::dwarf_lines::unit_functions(&self.dw, &unit)?;
+                    for inst in roots {
+                        let e = unit.entry(inst).map_err(bad)?;
+                        let Some(entry) = self.dw.entry_pc(&unit, &e).filter(|&a| a != 0) else {
                             continue;
                         };
-                        if entry == 0 {
-                            continue;
-                        }
                         let addr = entry + off;
+                        let real = if e.tag() == gimli::DW_TAG_subprogram {
+                            inst
+                        } else {
+                            if ret {
+                                return Err(format!(
+                                    "Failed to find \"{func}%return\", because {func} is an inlined function and has no return point."
+                                ));
+                            }
+                            let Some(real) = real_function(&funcs, addr) else {
+                                continue;
+                            };
+                            real
+                        };
                         if !self.dw.has_pc(&unit, &e, addr) {
                             return Err(format!("Specified offset is out of {func}"));
                         }
                         out.push(Point {
                             cu: f.cu,
                             addr,
-                            scope: die,
-                            sp: die,
-                            line: None,
-                        });
-                        continue;
-                    }
-                    let funcs = crate::dwarf_lines::unit_functions(&self.dw, &unit)?;
-                    for inst in self.inline_copies(&unit, die)? {
-                        let e = unit.entry(inst).map_err(bad)?;
-                        let Some(entry) = self.dw.entry_pc(&unit, &e).filter(|&a| a != 0) else {
-                            continue;
-                        };
-                        if ret {
-                            return Err(format!(
-                                "Failed to find \"{func}%return\", because {func} is an inlined function and has no return point."
-                            ));
-                        }
-                        let addr = entry + off;
-                        let Some(real) = real_function(&funcs, addr) else {
-                            continue;
-                        };
-                        out.push(Point {
-                            cu: f.cu,
-                            addr,
                             scope: inst,
                             sp: real,
                             line: None,
+                            instance: f.inline,
                         });
                     }
                 }
@@ -231,6 +264,7 @@ impl<'a> Ctx<'a> {
                             scope,
                             sp: real,
                             line: Some(*rel),
+                            instance: false,
                         });
                     }
                 }
@@ -239,7 +273,7 @@ impl<'a> Ctx<'a> {
                     let wanted = self.pattern_lines(&unit, &fname, pat)?;
                     let view = UnitView::new(&self.dw, &unit)?;
                     let roots: Vec<UnitOffset> = if f.inline {
-                        self.inline_copies(&unit, die)?
+                        self.instances(&unit, die)?
                     } else {
                         vec![die]
                     };
@@ -258,6 +292,7 @@ impl<'a> Ctx<'a> {
                                 scope,
                                 sp: real,
                                 line: Some(l.line),
+                                instance: f.inline,
                             });
                         }
                     }
@@ -395,13 +430,27 @@ impl<'a> Ctx<'a> {
         };
         let group = sp.group.clone().unwrap_or_else(|| "probe".into());
         let mut out = Vec::new();
+        let mut skipped = None;
         for p in &points {
-            let sym = debugfile::symbol_at(&self.syms, p.addr)
-                .cloned()
+            let sym = self
+                .file
+                .symbol_at(p.addr)
                 .ok_or_else(|| format!("no symbol holds {:#x}", p.addr))?;
-            let args = self
-                .arguments(p, &sp.args, ret)
-                .map_err(|e| format!("{text}: {e}"))?;
+            let args = match self.arguments(p, &sp.args, ret) {
+                Ok(a) => a,
+                // perf probe stops at such a copy and keeps those before
+                // it; dynprobe leaves out each such copy.
+                Err(e) if p.instance && points.len() > 1 => {
+                    eprintln!(
+                        "dynprobe: {text}: leaving out the copy in {}+{}: {e}",
+                        sym.name,
+                        p.addr - sym.addr
+                    );
+                    skipped.get_or_insert(e);
+                    continue;
+                }
+                Err(e) => return Err(format!("{text}: {e}")),
+            };
             let mut l = format!(
                 "{}:{group}/{event} {}+{}",
                 if ret { 'r' } else { 'p' },
@@ -414,7 +463,10 @@ impl<'a> Ctx<'a> {
             }
             out.push(l);
         }
-        Ok(out)
+        match skipped {
+            Some(e) if out.is_empty() => Err(format!("{text}: {e}")),
+            _ => Ok(out),
+        }
     }
 }
 
