@@ -235,10 +235,12 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
             source,
         }) => with_source(
             source_options(debuginfo, source, definition),
+            // -D prints what the debug info says, as perf probe -D: not
+            // checked against the running kernel.
             Cmd::Add {
                 lines,
                 dry_run: dry_run || definition,
-                no_check,
+                no_check: no_check || definition,
             },
         ),
         Some(Sub::Del { dry_run, patterns }) => Cmd::Del { patterns, dry_run },

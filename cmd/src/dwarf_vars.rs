@@ -26,8 +26,16 @@ pub struct Fetch {
 impl Fetch {
     /// As `kprobe_events` writes it: `+64(+32(%r13))`.
     pub fn text(&self) -> String {
-        let mut s = self.base.clone();
-        for r in &self.refs {
+        let mut refs = self.refs.iter();
+        // `@SYM+OFFS` is already the memory at SYM+OFFS.
+        let mut s = match (self.base.starts_with('@'), self.refs.first()) {
+            (true, Some(first)) => {
+                refs.next();
+                format!("{}{first:+}", self.base)
+            }
+            _ => self.base.clone(),
+        };
+        for r in refs {
             s = format!("{r:+}({s})");
         }
         s
@@ -548,6 +556,11 @@ mod tests {
             refs: vec![-8],
         };
         assert_eq!(f.text(), "-8(%sp)");
+        let f = Fetch {
+            base: "@generic_ro_fops".into(),
+            refs: vec![40, 8],
+        };
+        assert_eq!(f.text(), "+8(@generic_ro_fops+40)");
         assert_eq!(register(5), Some("%di"));
         assert_eq!(register(99), None);
     }

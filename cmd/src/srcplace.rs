@@ -59,24 +59,20 @@ pub struct Arg {
 
 impl Arg {
     /// The name perf probe gives it: NAME, else the last member's name,
-    /// else the variable's, with `_TYPE` for a `string` cast.
+    /// else the variable's with `_TYPE` for a cast.
     pub fn perf_name(&self) -> String {
         if let Some(n) = &self.name {
             return n.clone();
         }
-        let mut base = self
-            .fields
-            .iter()
-            .rev()
-            .find_map(|f| match f {
-                Field::Member(m, _) => Some(m.clone()),
-                Field::Index(_) => None,
-            })
-            .unwrap_or_else(|| self.var.clone());
-        if let Some(c) = &self.cast {
-            base = format!("{base}_{c}");
+        let member = self.fields.iter().rev().find_map(|f| match f {
+            Field::Member(m, _) => Some(m.clone()),
+            Field::Index(_) => None,
+        });
+        match (member, &self.cast) {
+            (Some(m), _) => m,
+            (None, Some(c)) => format!("{}_{c}", self.var),
+            (None, None) => self.var.clone(),
         }
-        base
     }
 }
 
@@ -358,6 +354,10 @@ mod tests {
             (Some("n"), Some("string"), "n")
         );
         assert_eq!(parse_arg("buf:string").unwrap().perf_name(), "buf_string");
+        assert_eq!(
+            parse_arg("d->d_name.name:string").unwrap().perf_name(),
+            "name"
+        );
         let a = parse_arg("argv[1]").unwrap();
         assert_eq!(a.fields, vec![Field::Index(1)]);
         assert!(parse_arg("$retval").unwrap().raw);

@@ -406,7 +406,7 @@ impl<'a> Ctx<'a> {
                 dwarf_vars::location(&self.dw, &unit, var, p.addr, p.sp, sp_range)?;
             let die = dwarf_vars::fields(&self.dw, &unit, var, &a.var, &a.fields, &mut fetch)?;
             let ty =
-                dwarf_vars::fetch_type(&self.dw, &unit, die, a.cast.as_deref(), true, &mut fetch)?;
+                dwarf_vars::fetch_type(&self.dw, &unit, die, a.cast.as_deref(), false, &mut fetch)?;
             let mut s = format!("{}={}", a.perf_name(), fetch.text());
             if let Some(t) = ty {
                 s += &format!(":{t}");
