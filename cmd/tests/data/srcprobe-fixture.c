@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 // A small program with DWARF for cmd/tests/debuginfo.rs: parameters,
 // locals, members, an inline function, a global. Built (and the built
-// file committed as srcprobe-fixture) with:
-//   gcc -g -O2 -fno-asynchronous-unwind-tables -nostdlib -static \
-//       -Wl,--build-id -o srcprobe-fixture srcprobe-fixture.c
+// file committed as srcprobe-fixture) with, so that only twice() is
+// inlined:
+//   gcc -g -O2 -fno-inline-functions -fno-inline-small-functions \
+//       -fno-inline-functions-called-once -fno-asynchronous-unwind-tables \
+//       -nostdlib -static -Wl,--build-id -o srcprobe-fixture srcprobe-fixture.c
 struct point {
 	int x;
 	int y;
@@ -22,7 +24,7 @@ static inline int twice(int v)
 	return v * 2;
 }
 
-__attribute__((noinline)) long sum(struct box *b, int k)
+long sum(struct box *b, int k)
 {
 	long s = 0;
 	int i;
@@ -33,7 +35,7 @@ __attribute__((noinline)) long sum(struct box *b, int k)
 	return s;
 }
 
-__attribute__((noinline)) int scale(int v)
+int scale(int v)
 {
 	return twice(v) + 1;
 }
