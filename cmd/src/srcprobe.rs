@@ -222,8 +222,13 @@ impl<'a> Ctx<'a> {
                             };
                             real
                         };
-                        if !self.dw.has_pc(&unit, &e, addr) {
-                            return Err(format!("Specified offset is out of {func}"));
+                        // As perf's convert_to_trace_point: inside the
+                        // function holding the copy (an inline copy's own
+                        // range may be empty).
+                        let re = unit.entry(real).map_err(bad)?;
+                        if !self.dw.has_pc(&unit, &re, addr) {
+                            let name = self.dw.name(&unit, real).unwrap_or_else(|| func.clone());
+                            return Err(format!("Specified offset is out of {name}"));
                         }
                         out.push(Point {
                             cu: f.cu,

@@ -29,6 +29,10 @@ fn plan(file: &Path, line: &str) -> Result<Vec<String>, String> {
     plan_lines(&[line.to_string()], &opts).map(|v| v.into_iter().map(|p| p.line).collect())
 }
 
+fn err_of(file: &Path, l: &str) -> String {
+    plan(file, l).unwrap_err()
+}
+
 #[test]
 fn places_of_the_fixture() {
     let _d = scratch();
@@ -48,6 +52,11 @@ fn places_of_the_fixture() {
         one("sum%return $retval"),
         ["r:probe/sum__return sum+0 $retval"]
     );
+    // An inline function: its copies, one in sum, one in scale (whose
+    // own range is empty), where `v` is gone.
+    assert!(err_of(&f, "twice v").contains("Failed to find the location of the 'v' variable"));
+    assert_eq!(one("twice").len(), 2);
+    assert!(err_of(&f, "sum+4096").contains("Specified offset is out of sum"));
     // Refused with perf probe's reasons.
     let err = |l: &str| plan(&f, l).unwrap_err();
     assert!(err("sum:7 s k").contains("Sorry, we don't support this variable location yet."));
