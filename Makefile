@@ -14,6 +14,9 @@
 #   make check    host tests + guest selftests, ending in "N passed, N failed"
 #   make check-debug the guest tests on the debug kernel (KASAN, kmemleak...)
 #   make check-peer  the kernel's kprobe/dynevent ftracetests against dynprobe
+#   make check-srcprobe  perf probe -D run again on the corpus of source-level
+#                 places (cmd/tests/srcprobe/), its record rewritten, and
+#                 dynprobe's answers compared with it
 #   make bench    per-hit cost against the in-kernel probe events
 #   make bench-profile  where that cost goes, per function and slab cache
 #   make stress   concurrent definitions, tracing and perf for STRESS_SECONDS
@@ -52,7 +55,7 @@ endif
 # The samples link against dynprobe.ko's exports.
 SAMPLES_SYMBOLS = KBUILD_EXTRA_SYMBOLS=$(TOP)/Module.symvers
 
-.PHONY: all module samples workload module-stock kbuild-rust dkms-build setup check check-host check-guest check-debug check-peer bench bench-profile stress stress-hostile run shell clean install-command
+.PHONY: all module samples workload module-stock kbuild-rust dkms-build setup check check-host check-guest check-debug check-peer check-srcprobe bench bench-profile stress stress-hostile run shell clean install-command
 
 all: module
 
@@ -133,6 +136,10 @@ check-guest:
 
 check-debug:
 	$(TOP)/tools/check/run --debug
+
+check-srcprobe:
+	$(TOP)/tools/setup/command
+	$(TOP)/tools/check/srcprobe-diff --perf
 
 # KERNEL=stock: the guest boots Debian's stock kernel with its module
 # (STOCK=RELEASE: another of tools/setup/stock-kernels.txt).

@@ -115,6 +115,31 @@ fn usage_message(sub: &Command, err: &clap::Error) -> String {
     }
 }
 
+/// The debug info's options of `add`, `check`, `trace` and `list`.
+fn source_options(
+    debuginfo: Option<String>,
+    source: Option<String>,
+    definition: bool,
+) -> crate::srcprobe::Options {
+    crate::srcprobe::Options {
+        debuginfo: debuginfo.map(Into::into),
+        source: source.map(Into::into),
+        definition,
+    }
+}
+
+/// `cmd` with the debug info's options, when any was given.
+fn with_source(opts: crate::srcprobe::Options, cmd: Cmd) -> Cmd {
+    if opts.any() {
+        Cmd::Source {
+            opts,
+            inner: Box::new(cmd),
+        }
+    } else {
+        cmd
+    }
+}
+
 /// Parses the arguments after the program's name.
 pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
     let Some(first) = args.first() else {
@@ -165,9 +190,37 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
     Ok(match cli.sub {
         None => Cmd::Help(None),
         Some(Sub::List {
+            line: Some(place),
+            vars: None,
+            debuginfo,
+            source,
+            ..
+        }) => Cmd::ListSource {
+            what: crate::list_source::What::Lines,
+            place,
+            opts: source_options(debuginfo, source, false),
+        },
+        Some(Sub::List {
+            vars: Some(place),
+            line: None,
+            debuginfo,
+            source,
+            ..
+        }) => Cmd::ListSource {
+            what: crate::list_source::What::Vars,
+            place,
+            opts: source_options(debuginfo, source, false),
+        },
+        Some(Sub::List {
+            line: Some(_),
+            vars: Some(_),
+            ..
+        }) => return Err("list: --line or --vars, not both".into()),
+        Some(Sub::List {
             glob,
             verbose,
             exec,
+            ..
         }) => Cmd::List {
             glob,
             verbose,
@@ -178,30 +231,51 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
             no_check,
             exec,
             lines,
-        }) => Cmd::Add {
-            lines,
-            dry_run,
-            no_check,
-            exec,
-        },
+            definition,
+            debuginfo,
+            source,
+        }) => with_source(
+            source_options(debuginfo, source, definition),
+            // -D prints what the debug info says, as perf probe -D: not
+            // checked against the running kernel.
+            Cmd::Add {
+                lines,
+                dry_run: dry_run || definition,
+                no_check: no_check || definition,
+                exec,
+            },
+        ),
         Some(Sub::Del { dry_run, patterns }) => Cmd::Del { patterns, dry_run },
         Some(Sub::Show) => Cmd::Show,
-        Some(Sub::Check { exec, lines }) => Cmd::Check { lines, exec },
+        Some(Sub::Check {
+            exec,
+            lines,
+            debuginfo,
+            source,
+        }) => with_source(
+            source_options(debuginfo, source, false),
+            Cmd::Check { lines, exec },
+        ),
         Some(Sub::Trace {
             filter,
             json,
             no_check,
             exec,
             lines,
+            debuginfo,
+            source,
             cmd: _,
-        }) => Cmd::Trace {
-            lines,
-            filter,
-            json,
-            no_check,
-            exec,
-            cmd: after.to_vec(),
-        },
+        }) => with_source(
+            source_options(debuginfo, source, false),
+            Cmd::Trace {
+                lines,
+                filter,
+                json,
+                no_check,
+                exec,
+                cmd: after.to_vec(),
+            },
+        ),
         Some(Sub::Help { subcommand }) => Cmd::Help(subcommand),
     })
 }

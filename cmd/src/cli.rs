@@ -92,6 +92,22 @@ Example:
         #[arg(short = 'x', long = "exec", value_name = "BIN",
               value_hint = ValueHint::FilePath)]
         exec: Option<String>,
+        /// the source lines of FUNC[:RLN[+N|-RLN2]], the probe-able ones
+        /// numbered as perf probe numbers them
+        #[arg(long, value_name = "PLACE", allow_hyphen_values = true,
+              value_hint = ValueHint::Other)]
+        line: Option<String>,
+        /// the variables and parameters visible at PLACE, with their types
+        #[arg(long, value_name = "PLACE", allow_hyphen_values = true,
+              value_hint = ValueHint::Other)]
+        vars: Option<String>,
+        /// the kernel's debug file (a vmlinux with DWARF) for source-level
+        /// places; default: found by build id and Debian's paths
+        #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+        debuginfo: Option<String>,
+        /// the kernel's source tree, for ;PATTERN places and source text
+        #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+        source: Option<String>,
     },
     /// Define events from lines of dynprobe's control files
     #[command(
@@ -119,6 +135,16 @@ Examples:
         #[arg(short = 'x', long = "exec", value_name = "BIN",
               value_hint = ValueHint::FilePath)]
         exec: Option<String>,
+        /// print the kprobe lines as perf probe -D does, write nothing
+        #[arg(short = 'D', long)]
+        definition: bool,
+        /// the kernel's debug file (a vmlinux with DWARF) for source-level
+        /// places; default: found by build id and Debian's paths
+        #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+        debuginfo: Option<String>,
+        /// the kernel's source tree, for ;PATTERN places and source text
+        #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+        source: Option<String>,
         /// A line of a control file, or perf probe's shorthand
         #[arg(value_name = "LINE", required = true, allow_hyphen_values = true,
               value_hint = ValueHint::Other)]
@@ -153,6 +179,13 @@ error_log shows it, with its caret.")]
         #[arg(short = 'x', long = "exec", value_name = "BIN",
               value_hint = ValueHint::FilePath)]
         exec: Option<String>,
+        /// the kernel's debug file (a vmlinux with DWARF) for source-level
+        /// places; default: found by build id and Debian's paths
+        #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+        debuginfo: Option<String>,
+        /// the kernel's source tree, for ;PATTERN places and source text
+        #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+        source: Option<String>,
         /// A line of a control file, or perf probe's shorthand
         #[arg(value_name = "LINE", required = true, allow_hyphen_values = true,
               value_hint = ValueHint::Other)]
@@ -191,6 +224,13 @@ Examples:
         #[arg(short = 'x', long = "exec", value_name = "BIN",
               value_hint = ValueHint::FilePath)]
         exec: Option<String>,
+        /// the kernel's debug file (a vmlinux with DWARF) for source-level
+        /// places; default: found by build id and Debian's paths
+        #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+        debuginfo: Option<String>,
+        /// the kernel's source tree, for ;PATTERN places and source text
+        #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+        source: Option<String>,
         /// A line of a control file, or perf probe's shorthand
         #[arg(value_name = "LINE", required = true, allow_hyphen_values = true,
               value_hint = ValueHint::Other)]

@@ -8,18 +8,27 @@ pub mod btfnames;
 pub mod check;
 pub mod cli;
 pub mod complete;
+pub mod debugfile;
 pub mod docs;
+pub mod dwarf;
+pub mod dwarf_index;
+pub mod dwarf_lines;
+pub mod dwarf_vars;
 pub mod held_child;
 pub mod line;
 pub mod list;
 pub mod list_binary;
+pub mod list_source;
+pub mod srcfile;
+pub mod srcplace;
+pub mod srcprobe;
 pub mod trace;
 pub mod tracefs;
 pub mod user_place;
 
 pub use args::parse_args;
 use check::Host;
-use line::{plan, LineError, Planned};
+use line::Planned;
 use tracefs::Tracefs;
 use user_place::UserBinary;
 
@@ -80,6 +89,23 @@ pub enum Cmd {
     },
     /// `help [SUB]`, `--help`.
     Help(Option<String>),
+    /// `add`, `check` or `trace` with the debug info's options
+    /// (`--debuginfo`, `--source`, `-D`).
+    Source {
+        /// The options.
+        opts: srcprobe::Options,
+        /// The subcommand.
+        inner: Box<Cmd>,
+    },
+    /// `list --line PLACE` or `list --vars PLACE`.
+    ListSource {
+        /// What to list.
+        what: list_source::What,
+        /// The place.
+        place: String,
+        /// The options.
+        opts: srcprobe::Options,
+    },
     /// `__complete functions|events [PREFIX]`, the completions' values.
     Complete {
         /// What to list.
@@ -89,24 +115,34 @@ pub enum Cmd {
     },
 }
 
-/// The lines planned: each one's control file and text, or with `-x
+/// The lines planned: each one's control file and text (source-level
+/// places turned into kprobe lines from the debug info), or with `-x
 /// BIN` the uprobe lines of perf's forms on BIN (an SDT marker at
 /// several places gives several).
-fn plan_all(lines: &[String], exec: Option<&str>) -> Result<Vec<Planned>, LineError> {
+fn plan_all(
+    lines: &[String],
+    exec: Option<&str>,
+    opts: &srcprobe::Options,
+) -> Result<Vec<Planned>, String> {
     let Some(bin) = exec else {
-        return lines.iter().map(|l| plan(l)).collect();
+        return srcprobe::plan_lines(lines, opts);
     };
-    let bin = UserBinary::open(bin)?;
+    let bin = UserBinary::open(bin).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for l in lines {
-        out.extend(bin.plan(l)?);
+        out.extend(bin.plan(l).map_err(|e| e.to_string())?);
     }
     Ok(out)
 }
 
 /// Plans each line and checks it on the host; prints the first error.
-fn prepare(lines: &[String], exec: Option<&str>, host: Option<&Host>) -> Result<Vec<Planned>, ()> {
-    let planned = match plan_all(lines, exec) {
+fn prepare(
+    lines: &[String],
+    exec: Option<&str>,
+    host: Option<&Host>,
+    opts: &srcprobe::Options,
+) -> Result<Vec<Planned>, ()> {
+    let planned = match plan_all(lines, exec, opts) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("dynprobe: {e}");
@@ -127,6 +163,11 @@ fn prepare(lines: &[String], exec: Option<&str>, host: Option<&Host>) -> Result<
 
 /// Runs a parsed command; the exit status.
 pub fn run(cmd: Cmd) -> i32 {
+    run_with(cmd, &srcprobe::Options::default())
+}
+
+/// Runs a parsed command with the debug info's options.
+fn run_with(cmd: Cmd, opts: &srcprobe::Options) -> i32 {
     let fs_ = Tracefs::locate();
     let loaded = || match fs_.require_loaded() {
         Ok(()) => true,
@@ -136,6 +177,8 @@ pub fn run(cmd: Cmd) -> i32 {
         }
     };
     match cmd {
+        Cmd::Source { opts, inner } => run_with(*inner, &opts),
+        Cmd::ListSource { what, place, opts } => list_source::run(what, &place, &opts),
         Cmd::Complete { what, prefix } => complete::run(&fs_, what, &prefix),
         Cmd::Help(s) => match cli::manual(s.as_deref()) {
             Some(h) => {
@@ -150,32 +193,23 @@ pub fn run(cmd: Cmd) -> i32 {
         Cmd::Check { lines, exec } => {
             // Uprobe lines (-x) need no kernel BTF.
             let host = Host::running(&fs_.root, exec.is_none());
-            let planned: Vec<Result<Planned, LineError>> = match exec.as_deref() {
-                Some(bin) => match UserBinary::open(bin) {
-                    Ok(bin) => lines
-                        .iter()
-                        .flat_map(|l| match bin.plan(l) {
-                            Ok(v) => v.into_iter().map(Ok).collect(),
-                            Err(e) => vec![Err(e)],
-                        })
-                        .collect(),
-                    Err(e) => vec![Err(e)],
-                },
-                None => lines.iter().map(|l| plan(l)).collect(),
-            };
             let mut status = 0;
-            for p in planned {
-                match p {
-                    Ok(p) => match check::check(&host, &p) {
+            for l in &lines {
+                let planned = match plan_all(std::slice::from_ref(l), exec.as_deref(), opts) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        eprintln!("dynprobe: {e}");
+                        status = 1;
+                        continue;
+                    }
+                };
+                for p in planned {
+                    match check::check(&host, &p) {
                         Ok(()) => println!("{}", p.shown()),
                         Err(e) => {
                             eprint!("{e}");
                             status = 1;
                         }
-                    },
-                    Err(e) => {
-                        eprintln!("dynprobe: {e}");
-                        status = 1;
                     }
                 }
             }
@@ -187,14 +221,19 @@ pub fn run(cmd: Cmd) -> i32 {
             no_check,
             exec,
         } => {
-            if !dry_run && !loaded() {
+            if !dry_run && !opts.definition && !loaded() {
                 return 1;
             }
             let host = (!no_check).then(|| Host::running(&fs_.root, exec.is_none()));
-            let Ok(planned) = prepare(&lines, exec.as_deref(), host.as_ref()) else {
+            let Ok(planned) = prepare(&lines, exec.as_deref(), host.as_ref(), opts) else {
                 return 1;
             };
             for p in &planned {
+                if opts.definition {
+                    // perf probe -D: the lines alone.
+                    println!("{}", p.line);
+                    continue;
+                }
                 if dry_run {
                     println!("{}", p.shown());
                     continue;
@@ -285,7 +324,7 @@ pub fn run(cmd: Cmd) -> i32 {
                 return 1;
             }
             let host = (!no_check).then(|| Host::running(&fs_.root, exec.is_none()));
-            let Ok(planned) = prepare(&lines, exec.as_deref(), host.as_ref()) else {
+            let Ok(planned) = prepare(&lines, exec.as_deref(), host.as_ref(), opts) else {
                 return 1;
             };
             trace::run(

@@ -138,7 +138,15 @@ fn bash_completes_run_time_values() {
     // Options come from clap alone.
     assert_eq!(
         s.complete(&["dynprobe", "trace", "--"]),
-        ["--filter", "--json", "--no-check", "--exec", "--help"]
+        [
+            "--filter",
+            "--json",
+            "--no-check",
+            "--exec",
+            "--debuginfo",
+            "--source",
+            "--help"
+        ]
     );
     assert_eq!(s.complete(&["dynprobe", "del", "--d"]), ["--dry-run"]);
     // No function names for the filter's expression.

@@ -241,7 +241,7 @@ fn sdt_markers_and_functions() {
     assert!(out.status.success(), "{}", stderr(&out));
     // The module's parser refuses what a uprobe cannot fetch, with its
     // error_log entry.
-    let out = dynprobe(&["check", "-x", b, "work $arg1"]);
+    let out = dynprobe(&["check", "-x", b, "work @jiffies"]);
     assert!(!out.status.success());
     assert!(
         stderr(&out).starts_with("trace_uprobe: error: "),

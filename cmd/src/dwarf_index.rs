@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The index of a debug file's functions: each name with the DIEs that
+//! define it (with code, or an inline function's abstract definition).
+//! Made by one pass over every unit's top-level DIEs, then kept per
+//! build id in `$XDG_CACHE_HOME/dynprobe/debuginfo/BUILDID.index`
+//! (`~/.cache/...`), so that only the first query on a kernel reads the
+//! whole file. `rm -r ~/.cache/dynprobe/debuginfo` clears it; a file that
+//! does not parse is made again.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use crate::dwarf::{bad, Dwarf};
+
+/// A function's DIE: its unit's `.debug_info` offset and its offset
+/// within the unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FuncDie {
+    /// The unit's offset in `.debug_info`.
+    pub cu: usize,
+    /// The DIE's offset in the unit.
+    pub die: usize,
+    /// Whether it is an inline function's abstract definition (its
+    /// copies are DW_TAG_inlined_subroutine DIEs of the same unit).
+    pub inline: bool,
+}
+
+/// Function name to DIEs.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Index {
+    /// The functions by name.
+    pub funcs: HashMap<String, Vec<FuncDie>>,
+    /// The cache file's text, read for one name at a time: parsing
+    /// the whole of it would cost more than a query.
+    cached: Option<String>,
+}
+
+const MAGIC: &str = "dynprobe-debuginfo-index 2";
+
+impl Index {
+    /// Reads every unit's top-level subprograms.
+    pub fn build(dw: &mut Dwarf<'_>) -> Result<Index, String> {
+        let mut idx = Index::default();
+        let mut headers = dw.dwarf.units();
+        while let Some(h) = headers.next().map_err(bad)? {
+            let Some(cu) = h.offset().as_debug_info_offset() else {
+                continue;
+            };
+            let unit = dw.dwarf.unit(h).map_err(bad)?;
+            let mut tree = unit.entries_tree(None).map_err(bad)?;
+            let root = tree.root().map_err(bad)?;
+            let mut children = root.children();
+            while let Some(child) = children.next().map_err(bad)? {
+                let e = child.entry();
+                if e.tag() != gimli::DW_TAG_subprogram {
+                    continue;
+                }
+                if e.attr_value(gimli::DW_AT_declaration)
+                    .ok()
+                    .flatten()
+                    .is_some()
+                {
+                    continue;
+                }
+                let has_code = e.attr_value(gimli::DW_AT_low_pc).ok().flatten().is_some()
+                    || e.attr_value(gimli::DW_AT_ranges).ok().flatten().is_some();
+                let inline = matches!(
+                    e.attr_value(gimli::DW_AT_inline).ok().flatten(),
+                    Some(gimli::AttributeValue::Inline(i))
+                        if i == gimli::DW_INL_inlined || i == gimli::DW_INL_declared_inlined
+                );
+                if !has_code && !inline {
+                    continue;
+                }
+                let Some(name) = dw.name(&unit, e.offset()).filter(|n| !n.contains('\n')) else {
+                    continue;
+                };
+                idx.funcs.entry(name).or_default().push(FuncDie {
+                    cu: cu.0,
+                    die: e.offset().0,
+                    inline: inline && !has_code,
+                });
+            }
+        }
+        Ok(idx)
+    }
+
+    /// The DIEs of function `name`.
+    pub fn find(&self, name: &str) -> Vec<FuncDie> {
+        let Some(text) = &self.cached else {
+            return self.funcs.get(name).cloned().unwrap_or_default();
+        };
+        let mut out = Vec::new();
+        let suffix = format!(" {name}\n");
+        let mut from = 0;
+        while let Some(i) = text.get(from..).and_then(|t| t.find(&suffix)) {
+            let end = from + i;
+            let start = text[..end].rfind('\n').map_or(0, |n| n + 1);
+            if let Some(f) =
+                parse_line(&text[start..end + suffix.len() - 1]).filter(|(n, _)| n == name)
+            {
+                out.push(f.1);
+            }
+            from = end + suffix.len();
+        }
+        out
+    }
+
+    /// The index as its cache file has it.
+    pub fn to_text(&self, key: &str) -> String {
+        let mut names: Vec<_> = self.funcs.keys().collect();
+        names.sort();
+        let mut out = format!("{MAGIC} {key}\n");
+        for n in names {
+            for f in &self.funcs[n] {
+                out += &format!(
+                    "{:x} {:x} {} {n}\n",
+                    f.cu,
+                    f.die,
+                    if f.inline { 'i' } else { 'c' }
+                );
+            }
+        }
+        out
+    }
+
+    /// A cache file's index, if it is one for `key`.
+    pub fn from_text(text: &str, key: &str) -> Option<Index> {
+        let mut lines = text.lines();
+        if lines.next()? != format!("{MAGIC} {key}") {
+            return None;
+        }
+        let mut idx = Index::default();
+        for l in lines {
+            let (name, f) = parse_line(l)?;
+            idx.funcs.entry(name).or_default().push(f);
+        }
+        Some(idx)
+    }
+
+    /// A cache file's index, kept as text (see `find`), if its first
+    /// line is the one for `key`.
+    pub fn from_cache(text: String, key: &str) -> Option<Index> {
+        let first = text.lines().next()?;
+        if first != format!("{MAGIC} {key}") {
+            return None;
+        }
+        Some(Index {
+            funcs: HashMap::new(),
+            cached: Some(text),
+        })
+    }
+}
+
+/// One line of the cache file: `CU DIE KIND NAME`, the name last (a
+/// Rust function's may hold blanks).
+fn parse_line(l: &str) -> Option<(String, FuncDie)> {
+    let mut w = l.splitn(4, ' ');
+    let (cu, die, kind, name) = (w.next()?, w.next()?, w.next()?, w.next()?);
+    if name.is_empty() {
+        return None;
+    }
+    let f = FuncDie {
+        cu: usize::from_str_radix(cu, 16).ok()?,
+        die: usize::from_str_radix(die, 16).ok()?,
+        inline: match kind {
+            "i" => true,
+            "c" => false,
+            _ => return None,
+        },
+    };
+    Some((name.to_string(), f))
+}
+
+/// Where the index of build id `id` is kept.
+pub fn cache_path(id: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("dynprobe/debuginfo").join(format!("{id}.index")))
+}
+
+/// The index of the file with build id `id` (None: not cached), from
+/// its cache or made and cached; `size` is the file's, part of the key.
+pub fn load(dw: &mut Dwarf<'_>, id: Option<&str>, size: usize) -> Result<Index, String> {
+    let Some(id) = id else {
+        return Index::build(dw);
+    };
+    let key = format!("{id} {size}");
+    let path = cache_path(id);
+    if let Some(text) = path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) {
+        if let Some(idx) = Index::from_cache(text, &key) {
+            return Ok(idx);
+        }
+    }
+    let idx = Index::build(dw)?;
+    if let Some(p) = path {
+        // A cache that cannot be written only costs time.
+        if let Some(dir) = p.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let tmp = p.with_extension(format!("index.{}", std::process::id()));
+        if std::fs::write(&tmp, idx.to_text(&key)).is_ok() {
+            let _ = std::fs::rename(&tmp, &p);
+        }
+    }
+    Ok(idx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_round_trip() {
+        let mut idx = Index::default();
+        idx.funcs.insert(
+            "vfs_read".into(),
+            vec![FuncDie {
+                cu: 0x10,
+                die: 0x2a,
+                inline: false,
+            }],
+        );
+        idx.funcs.insert(
+            "and_then<(), core::fmt::Error>".into(),
+            vec![FuncDie {
+                cu: 3,
+                die: 4,
+                inline: false,
+            }],
+        );
+        idx.funcs.insert(
+            "fdget".into(),
+            vec![
+                FuncDie {
+                    cu: 0,
+                    die: 5,
+                    inline: true,
+                },
+                FuncDie {
+                    cu: 0x99,
+                    die: 7,
+                    inline: true,
+                },
+            ],
+        );
+        let t = idx.to_text("abc 12");
+        let cached = Index::from_cache(t.clone(), "abc 12").unwrap();
+        for n in [
+            "vfs_read",
+            "fdget",
+            "and_then<(), core::fmt::Error>",
+            "read",
+            "x",
+        ] {
+            assert_eq!(cached.find(n), idx.find(n), "{n}");
+        }
+        assert_eq!(cached.find("fdget").len(), 2);
+        assert!(Index::from_cache(t.clone(), "abc 13").is_none());
+        assert_eq!(Index::from_text(&t, "abc 12"), Some(idx));
+        assert_eq!(Index::from_text(&t, "abc 13"), None);
+        assert_eq!(Index::from_text("junk", "abc 12"), None);
+        for l in 0..t.len() {
+            let _ = Index::from_text(&t[..l], "abc 12");
+        }
+        let bad = format!("{MAGIC} k\nzz 1 c f\n");
+        assert_eq!(Index::from_text(&bad, "k"), None);
+    }
+}
