@@ -49,6 +49,20 @@ pub(super) fn create_uprobe<R: Resolver>(line: &[u8], r: &R, out: &mut Definitio
     if !named && !is_digit(first) {
         return Ok(Outcome::Cancel);
     }
+    // A name is made of what symbols are (`puts@@GLIBC_2.2.5`, C++ and
+    // Rust mangling) up to its `+OFFS`, `%return` or `(REF)`: anything
+    // else (`$arg2:b4@3/32`, a kprobe line's argument) is no uprobe, as
+    // the kernel has it.
+    if named {
+        let name = tail(place, colon + 1);
+        let end = name
+            .iter()
+            .position(|&c| matches!(c, b'+' | b'%' | b'('))
+            .unwrap_or(name.len());
+        if !head(name, end).iter().all(|&c| is_symbol_byte(c)) {
+            return Ok(Outcome::Cancel);
+        }
+    }
     let path = head(place, colon);
     check_file(r, path)?;
     let arg_at = colon + 1;
@@ -258,4 +272,9 @@ pub(super) fn check_file<R: Resolver>(r: &R, path: &[u8]) -> Result<(), LErr> {
         UserFile::NotRegular => Err(lerr(1, ErrorCode::NoRegularFile, 0)),
         UserFile::Missing(e) => Err(file_not_found(e)),
     }
+}
+
+/// A byte of an ELF symbol's name as a uprobe place takes it.
+fn is_symbol_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'@' | b'$')
 }

@@ -128,6 +128,10 @@ fn errnos_and_unlogged_refusals() {
         "p /bin/bash:.x10",
         "p /bin/bash:",
         "p /bin/bash:-10",
+        // Words no symbol is made of: a kprobe line's arguments.
+        "p a6=$arg2:b4@3/32 %di",
+        "p:mu/e p:mu/v3 /bin/bash:0x10",
+        "p:mu/ %di:b1@0/7",
         "f vfs_read",
         "w w@jiffies",
         "!p:e /bin/bash:0x10",
