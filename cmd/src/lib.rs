@@ -70,6 +70,8 @@ pub enum Cmd {
     },
     /// `help [SUB]`, `--help`.
     Help(Option<String>),
+    /// `--version`, `-V`.
+    Version,
     /// `__complete functions|events [PREFIX]`, the completions' values.
     Complete {
         /// What to list.
@@ -114,6 +116,10 @@ pub fn run(cmd: Cmd) -> i32 {
     };
     match cmd {
         Cmd::Complete { what, prefix } => complete::run(&fs_, what, &prefix),
+        Cmd::Version => {
+            println!("dynprobe {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
         Cmd::Help(s) => match cli::manual(s.as_deref()) {
             Some(h) => {
                 print!("{h}");
