@@ -25,6 +25,8 @@
 #                 removals (SEED=N STEPS=M, KERNEL=stock)
 #   make run      boot the guest, load the module and show it working
 #   make shell    interactive guest with the module built
+#   make deb      the Debian packages dynprobe-dkms and dynprobe, built in
+#                 the forky root, in build/deb/ (tools/setup/deb)
 #   make install-command  the dynprobe command, its completions and man page
 #                 (PREFIX=/usr/local, DESTDIR; SYSTEM_CARGO=1 builds with
 #                 the machine's cargo instead of the set-up root's)
@@ -55,7 +57,7 @@ endif
 # The samples link against dynprobe.ko's exports.
 SAMPLES_SYMBOLS = KBUILD_EXTRA_SYMBOLS=$(TOP)/Module.symvers
 
-.PHONY: all module samples workload module-stock kbuild-rust dkms-build setup check check-host check-guest check-debug check-peer check-srcprobe bench bench-profile stress stress-hostile run shell clean install-command
+.PHONY: all module samples workload module-stock kbuild-rust dkms-build setup check check-host check-guest check-debug check-peer check-srcprobe bench bench-profile stress stress-hostile run shell clean install-command deb
 
 all: module
 
@@ -118,6 +120,11 @@ install-command:
 	for f in $(COMMAND_DOCS); do \
 		install -D -m 0644 $(TOP)/build/cmd-target/share/$$f $(DESTDIR)$(PREFIX)/share/$$f || exit 1; \
 	done
+
+# dynprobe-dkms (the module's source for DKMS) and dynprobe (the
+# command), as Debian users install out-of-tree modules.
+deb:
+	$(TOP)/tools/setup/deb
 
 setup:
 	$(TOP)/tools/setup/root

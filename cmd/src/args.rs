@@ -150,6 +150,11 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
     if first == crate::complete::NAME {
         return crate::complete::parse(&args[1..]);
     }
+    // The version, as a package manager's or a bug report's reader asks
+    // for it: alone, never after a subcommand.
+    if args.len() == 1 && (first == "--version" || first == "-V") {
+        return Ok(Cmd::Version);
+    }
     // `--help` or `-h` anywhere before `--` asks for the manual of the
     // subcommand it follows (or of the word after it).
     if args.iter().take_while(|a| *a != "--").any(|a| asks_help(a)) {
@@ -355,5 +360,7 @@ mod tests {
         );
         assert_eq!(ok(&["-h", "del"]), Cmd::Help(Some("del".into())));
         assert_eq!(ok(&["help"]), Cmd::Help(None));
+        assert_eq!(ok(&["--version"]), Cmd::Version);
+        assert_eq!(ok(&["-V"]), Cmd::Version);
     }
 }

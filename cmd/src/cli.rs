@@ -39,12 +39,15 @@ well, 1 otherwise, 2 for a usage error.
 
 Files: /sys/kernel/tracing/dynprobe/ (DYNPROBE_TRACEFS=DIR for another
 tracing directory), /sys/kernel/btf/. Run 'dynprobe help SUBCOMMAND' for
-each subcommand.";
+each subcommand; 'dynprobe --version' prints the version.";
 
 /// `dynprobe`'s command line.
 #[derive(Parser, Debug)]
 #[command(
     name = "dynprobe",
+    // cmd/Cargo.toml's, the version of the Debian packages and of the
+    // module's modinfo (tools/setup/deb checks they agree).
+    version,
     about = "find, define, trace and clean up dynprobe events",
     after_help = LINES,
     disable_help_subcommand = true

@@ -106,6 +106,8 @@ pub enum Cmd {
         /// The options.
         opts: srcprobe::Options,
     },
+    /// `--version`, `-V`.
+    Version,
     /// `__complete functions|events [PREFIX]`, the completions' values.
     Complete {
         /// What to list.
@@ -180,6 +182,10 @@ fn run_with(cmd: Cmd, opts: &srcprobe::Options) -> i32 {
         Cmd::Source { opts, inner } => run_with(*inner, &opts),
         Cmd::ListSource { what, place, opts } => list_source::run(what, &place, &opts),
         Cmd::Complete { what, prefix } => complete::run(&fs_, what, &prefix),
+        Cmd::Version => {
+            println!("dynprobe {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
         Cmd::Help(s) => match cli::manual(s.as_deref()) {
             Some(h) => {
                 print!("{h}");
