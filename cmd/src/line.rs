@@ -68,6 +68,48 @@ impl Planned {
     }
 }
 
+/// perf probe's place of a function, `FUNC[%return|+OFFS]`, split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FunctionPlace<'a> {
+    /// The function's name.
+    pub func: &'a str,
+    /// `+OFFS`, as written.
+    pub offs: Option<&'a str>,
+    /// `%return`.
+    pub ret: bool,
+}
+
+impl<'a> FunctionPlace<'a> {
+    /// `place` split; `None` for an empty FUNC or `+OFFS`, or an offset
+    /// with `%return`.
+    pub fn parse(place: &'a str) -> Option<Self> {
+        let (func, ret) = match place.strip_suffix("%return") {
+            Some(f) => (f, true),
+            None => (place, false),
+        };
+        let (func, offs) = match func.split_once('+') {
+            Some((f, o)) => (f, Some(o)),
+            None => (func, None),
+        };
+        if func.is_empty() || offs.is_some_and(|o| o.is_empty() || ret) {
+            return None;
+        }
+        Some(FunctionPlace { func, offs, ret })
+    }
+
+    /// The event's name: `event` if given, else perf probe's from `base`
+    /// (the function's name as an event word): `base`, `base__return`,
+    /// `base_OFFS`.
+    pub fn event(&self, event: Option<&str>, base: String) -> String {
+        match (event, self.offs) {
+            (Some(e), _) => e.to_string(),
+            (None, Some(o)) => format!("{base}_{o}"),
+            (None, None) if self.ret => format!("{base}__return"),
+            (None, None) => base,
+        }
+    }
+}
+
 /// A line that is none of the forms.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LineError(pub String);
@@ -210,27 +252,15 @@ pub fn translate_perf(text: &str) -> Result<Planned, LineError> {
             "`{place}`: perf probe's `{c}` needs the kernel's debug info; dynprobe probes functions by name (FUNC, FUNC%return, FUNC+OFFS)"
         )));
     }
-    let (func, ret) = match place.strip_suffix("%return") {
-        Some(f) => (f, true),
-        None => (place, false),
-    };
-    let (func, offs) = match func.split_once('+') {
-        Some((f, o)) => (f, Some(o)),
-        None => (func, None),
-    };
-    if !is_symbol(func) || offs.is_some_and(|o| o.is_empty() || ret) {
+    let Some(FunctionPlace { func, offs, ret }) =
+        FunctionPlace::parse(place).filter(|p| is_symbol(p.func))
+    else {
         return Err(LineError(format!(
             "`{text}`: not a dynprobe line (p/r, f/t/e/w/s:, FUNC(ARGS), EVENT FIELDS;) nor perf probe's [[GROUP:]EVENT=]FUNC[%return|+OFFS] [ARG...]"
         )));
-    }
-    let group = group.unwrap_or("probe");
-    let base = func.replace('.', "_");
-    let event = match (event, offs) {
-        (Some(e), _) => e.to_string(),
-        (None, Some(o)) => format!("{base}_{o}"),
-        (None, None) if ret => format!("{base}__return"),
-        (None, None) => base,
     };
+    let group = group.unwrap_or("probe");
+    let event = FunctionPlace { func, offs, ret }.event(event, func.replace('.', "_"));
     let args: Vec<String> = words
         .map(|a| match a {
             "$params" => "$arg*".to_string(),

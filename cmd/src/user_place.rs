@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use dynprobe_lang::elf::{Elf, SdtArg, SdtArgs, SdtNote, SdtPlace};
 
-use crate::line::{LineError, Planned, Target};
+use crate::line::{FunctionPlace, LineError, Planned, Target};
 
 /// The binary `-x` names: its path as the uprobe line writes it and its
 /// bytes.
@@ -236,31 +236,18 @@ impl UserBinary {
                 "`{place}`: perf probe's `{c}` needs debug info; with -x dynprobe probes FUNC, FUNC%return, FUNC+OFFS and SDT markers (sdt:PROVIDER:NAME)"
             )));
         }
-        let (func, ret) = match place.strip_suffix("%return") {
-            Some(f) => (f, true),
-            None => (place, false),
-        };
-        let (func, offs) = match func.split_once('+') {
-            Some((f, o)) => (f, Some(o)),
-            None => (func, None),
-        };
-        if func.is_empty() || offs.is_some_and(|o| o.is_empty() || ret) {
+        let Some(fp) = FunctionPlace::parse(place) else {
             return Err(LineError(format!(
                 "`{place}`: not perf probe's [[GROUP:]EVENT=]FUNC[%return|+OFFS] [ARG...] nor an SDT marker (sdt:PROVIDER:NAME, %[sdt_]PROVIDER:NAME)"
             )));
-        }
+        };
+        let (func, ret) = (fp.func, fp.ret);
         let elf = self.elf()?;
         let found = elf
             .resolve(place.strip_suffix("%return").unwrap_or(place).as_bytes())
             .map_err(|e| self.error(&format!("{}: {e}", func)))?;
         let group = group.map_or_else(|| binary_group(&self.path), str::to_string);
-        let base = event_word(func);
-        let event = match (event, offs) {
-            (Some(e), _) => e.to_string(),
-            (None, Some(o)) => format!("{base}_{o}"),
-            (None, None) if ret => format!("{base}__return"),
-            (None, None) => base,
-        };
+        let event = fp.event(event, event_word(func));
         let mut line = format!(
             "{}:{group}/{event} {}:{:#x}",
             if ret { 'r' } else { 'p' },
