@@ -278,6 +278,11 @@ impl<'a> Elf<'a> {
             .checked_add(offs)
             .ok_or(ElfError::UnmappedAddress)?;
         let offset = self.vaddr_to_offset(address)?;
+        // A function lies in one segment: an offset into it that another
+        // segment maps (a size that lies) is no place of the function.
+        if offset != start.wrapping_add(offs) {
+            return Err(ElfError::UnmappedAddress);
+        }
         Ok(FunctionPlace {
             function: Function {
                 name: sym.name,

@@ -397,6 +397,20 @@ fn functions_by_name() {
         ElfError::OffsetPastSymbolEnd
     );
     assert_eq!(elf.resolve(b"helper").unwrap().offset, 0x1000);
+    // A size that lies, running past the text into the data: an offset
+    // that another segment maps is outside the function.
+    let mut b = Builder::new();
+    b.add_symbols(
+        false,
+        &[("spans", STT_FUNC, STB_GLOBAL, TEXT_INDEX, 0x4010f0, 0x2000)],
+    );
+    let lying = b.build();
+    let lying = Elf::parse(&lying).unwrap();
+    assert_eq!(lying.resolve(b"spans+8").unwrap().offset, 0x10f8);
+    assert_eq!(
+        lying.resolve(b"spans+0x1f10").unwrap_err(),
+        ElfError::UnmappedAddress
+    );
     // A global beats a static of the same name; two globals are refused.
     assert_eq!(elf.resolve(b"dup").unwrap().offset, 0x1038);
     assert_eq!(
