@@ -174,6 +174,24 @@ pub fn profile_misses(profile: &str, events: &[String]) -> u64 {
         .sum()
 }
 
+/// Misses of `events` in an `uprobe_profile` text (`PATH NAME HITS` a
+/// line, with a fourth column `MISSES` only for a return probe with entry
+/// arguments, whose saved-entry pool can run out).
+pub fn uprobe_profile_misses(profile: &str, events: &[String]) -> u64 {
+    profile
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_ascii_whitespace().collect();
+            match w.as_slice() {
+                [_path, name, _hits, missed] if events.iter().any(|e| e == name) => {
+                    missed.parse::<u64>().ok()
+                }
+                _ => None,
+            }
+        })
+        .sum()
+}
+
 /// Lost records in a `per_cpu/cpuN/stats` text: `overrun` and `dropped
 /// events`.
 pub fn stats_lost(stats: &str) -> u64 {
@@ -200,7 +218,7 @@ pub fn summary(seen: &BTreeMap<String, u64>, misses: u64, lost: u64) -> String {
         s.push_str(&format!(" ({})", per.join(", ")));
     }
     s.push_str(&format!(
-        "; {misses} missed by the probes (kprobe_profile), {lost} lost in the ring buffer (overrun)"
+        "; {misses} missed by the probes (kprobe_profile, uprobe_profile), {lost} lost in the ring buffer (overrun)"
     ));
     s
 }
@@ -548,6 +566,9 @@ fn stream(fs_: &Tracefs, opts: &Options, made: &mut Made) -> i32 {
     let misses = profile_misses(
         &fs::read_to_string(fs_.dynprobe("kprobe_profile")).unwrap_or_default(),
         &names,
+    ) + uprobe_profile_misses(
+        &fs::read_to_string(fs_.dynprobe("uprobe_profile")).unwrap_or_default(),
+        &names,
     );
     let mut lost = 0;
     if let Ok(cpus) = fs::read_dir(base.join("per_cpu")) {
@@ -625,6 +646,13 @@ mod tests {
         let ev = vec!["vfs_read".to_string(), "vfs_read__return".to_string()];
         assert_eq!(profile_misses(profile, &ev), 5);
         assert_eq!(profile_misses(profile, &[]), 0);
+        let uprofile = "  /bin/w f                                              4\n  \
+                        /bin/w f__return                                      4               6\n  \
+                        /bin/w other                                          1               2\n";
+        let uev = vec!["f".to_string(), "f__return".to_string()];
+        assert_eq!(uprobe_profile_misses(uprofile, &uev), 6);
+        // A kprobe_profile line is no uprobe_profile line.
+        assert_eq!(uprobe_profile_misses(profile, &ev), 0);
         let stats = "entries: 3\noverrun: 4\ncommit overrun: 0\nbytes: 10\noldest event ts: 1.0\nnow ts: 2.0\ndropped events: 1\nread events: 3\n";
         assert_eq!(stats_lost(stats), 5);
         let mut seen = BTreeMap::new();
@@ -632,7 +660,7 @@ mod tests {
         seen.insert("vfs_read__return".to_string(), 1);
         assert_eq!(
             summary(&seen, 5, 5),
-            "dynprobe: 3 events seen (vfs_read 2, vfs_read__return 1); 5 missed by the probes (kprobe_profile), 5 lost in the ring buffer (overrun)"
+            "dynprobe: 3 events seen (vfs_read 2, vfs_read__return 1); 5 missed by the probes (kprobe_profile, uprobe_profile), 5 lost in the ring buffer (overrun)"
         );
         let mut one = BTreeMap::new();
         one.insert("e".to_string(), 1);
