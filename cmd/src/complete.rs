@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! `dynprobe __complete functions|events [PREFIX]`: the values the
-//! shells' completions (docs.rs) add at run time to clap's options and
-//! subcommands, one a line. Hidden: it is not in the definition (cli.rs),
+//! `dynprobe __complete functions|events [--exec=BIN] [PREFIX]`: the
+//! values the shells' completions (docs.rs) add at run time to clap's
+//! options and subcommands, one a line. Hidden: it is not in the definition (cli.rs),
 //! so no manual, man page or completion names it. Quiet by design:
 //! without tracefs, dynprobe's files or the right to read them it prints
 //! nothing and succeeds, so a completion never shows an error.
@@ -10,6 +10,8 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::io::{self, Write};
 
+use dynprobe_lang::elf::Elf;
+
 use crate::tracefs::Tracefs;
 use crate::Cmd;
 
@@ -17,28 +19,43 @@ use crate::Cmd;
 pub const NAME: &str = "__complete";
 
 /// What `__complete` lists.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Values {
     /// The kernel's traceable functions: `list`, `add`, `check`, `trace`.
     Functions,
+    /// The places a uprobe on a binary can name (the word after `-x`):
+    /// its functions and `sdt:PROVIDER:NAME` markers.
+    BinaryFunctions(String),
     /// dynprobe's events: `del`.
     Events,
 }
 
+/// The option the scripts pass before PREFIX when the command line has
+/// `-x BIN`: one word, so that an empty PREFIX (which fish drops) cannot
+/// be taken for BIN.
+const EXEC: &str = "--exec=";
+
 /// `__complete`'s arguments (after its name); any PREFIX, also one that
 /// starts with `-`.
 pub fn parse(args: &[String]) -> Result<Cmd, String> {
-    let what = match args.first().map(String::as_str) {
+    let mut what = match args.first().map(String::as_str) {
         Some("functions") => Values::Functions,
         Some("events") => Values::Events,
         _ => return Err(format!("{NAME}: needs functions or events")),
     };
-    match args {
-        [_] => Ok(Cmd::Complete {
+    let mut rest = &args[1..];
+    if let (Values::Functions, [first, tail @ ..]) = (&what, rest) {
+        if let Some(bin) = first.strip_prefix(EXEC) {
+            what = Values::BinaryFunctions(bin.to_string());
+            rest = tail;
+        }
+    }
+    match rest {
+        [] => Ok(Cmd::Complete {
             what,
             prefix: String::new(),
         }),
-        [_, prefix] => Ok(Cmd::Complete {
+        [prefix] => Ok(Cmd::Complete {
             what,
             prefix: prefix.clone(),
         }),
@@ -65,6 +82,36 @@ pub fn functions(fs_: &Tracefs, prefix: &str) -> Vec<String> {
         .collect()
 }
 
+/// The names `-x BIN` takes that start with `prefix`: BIN's functions
+/// (as `dynprobe list -x` lists them) and its SDT markers as
+/// `sdt:PROVIDER:NAME`; sorted, each once, `MAX_FUNCTIONS` at most.
+/// Nothing when BIN cannot be read or is no ELF file.
+pub fn binary_functions(bin: &str, prefix: &str) -> Vec<String> {
+    let Ok(bytes) = fs::read(bin) else {
+        return Vec::new();
+    };
+    let Ok(elf) = Elf::parse(&bytes) else {
+        return Vec::new();
+    };
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let mut names = BTreeSet::new();
+    if let Ok(functions) = elf.functions() {
+        names.extend(functions.flatten().map(|f| text(f.name)));
+    }
+    if let Ok(notes) = elf.sdt_notes() {
+        names.extend(
+            notes
+                .flatten()
+                .map(|n| format!("sdt:{}:{}", text(n.provider), text(n.name))),
+        );
+    }
+    names
+        .into_iter()
+        .filter(|n| n.starts_with(prefix))
+        .take(MAX_FUNCTIONS)
+        .collect()
+}
+
 /// dynprobe's events whose `GROUP/EVENT` starts with `prefix`, as `del`
 /// matches them (tracefs.rs), in the order `show` lists them.
 pub fn events(fs_: &Tracefs, prefix: &str) -> Vec<String> {
@@ -76,9 +123,10 @@ pub fn events(fs_: &Tracefs, prefix: &str) -> Vec<String> {
 }
 
 /// Prints the values; always 0.
-pub fn run(fs_: &Tracefs, what: Values, prefix: &str) -> i32 {
+pub fn run(fs_: &Tracefs, what: &Values, prefix: &str) -> i32 {
     let values = match what {
         Values::Functions => functions(fs_, prefix),
+        Values::BinaryFunctions(bin) => binary_functions(bin, prefix),
         Values::Events => events(fs_, prefix),
     };
     let mut out = io::stdout().lock();
@@ -186,6 +234,29 @@ mod tests {
                 prefix: String::new()
             })
         );
+        assert_eq!(
+            p(&["functions", "--exec=/bin/sh", "mai"]),
+            Ok(Cmd::Complete {
+                what: Values::BinaryFunctions("/bin/sh".into()),
+                prefix: "mai".into()
+            })
+        );
+        // fish drops an empty PREFIX: the option alone.
+        assert_eq!(
+            p(&["functions", "--exec=/bin/sh"]),
+            Ok(Cmd::Complete {
+                what: Values::BinaryFunctions("/bin/sh".into()),
+                prefix: String::new()
+            })
+        );
+        // Events have no binary: the word is their PREFIX.
+        assert_eq!(
+            p(&["events", "--exec=x"]),
+            Ok(Cmd::Complete {
+                what: Values::Events,
+                prefix: "--exec=x".into()
+            })
+        );
         assert!(p(&["lines"]).is_err());
         assert!(p(&["events", "a", "b"]).is_err());
         assert!(crate::cli::manual(Some(NAME)).is_none());
@@ -198,6 +269,9 @@ mod tests {
         };
         assert!(functions(&fs_, "").is_empty());
         assert!(events(&fs_, "").is_empty());
-        assert_eq!(run(&fs_, Values::Events, ""), 0);
+        assert_eq!(run(&fs_, &Values::Events, ""), 0);
+        assert!(binary_functions("/nonexistent/bin", "").is_empty());
+        // A file that is no ELF file.
+        assert!(binary_functions("/proc/self/status", "").is_empty());
     }
 }

@@ -108,7 +108,7 @@ pub enum Cmd {
     },
     /// `--version`, `-V`.
     Version,
-    /// `__complete functions|events [PREFIX]`, the completions' values.
+    /// `__complete functions|events [--exec=BIN] [PREFIX]`, the completions' values.
     Complete {
         /// What to list.
         what: complete::Values,
@@ -181,7 +181,7 @@ fn run_with(cmd: Cmd, opts: &srcprobe::Options) -> i32 {
     match cmd {
         Cmd::Source { opts, inner } => run_with(*inner, &opts),
         Cmd::ListSource { what, place, opts } => list_source::run(what, &place, &opts),
-        Cmd::Complete { what, prefix } => complete::run(&fs_, what, &prefix),
+        Cmd::Complete { what, prefix } => complete::run(&fs_, &what, &prefix),
         Cmd::Version => {
             println!("dynprobe {}", env!("CARGO_PKG_VERSION"));
             0

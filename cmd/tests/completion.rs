@@ -48,7 +48,10 @@ impl Setup {
     /// through the function `complete -p dynprobe` names, with the
     /// tracing directory `tracing`.
     fn complete_in(&self, tracing: &Path, words: &[&str]) -> Vec<String> {
+        // compopt works only inside a completion bash itself runs (clap's
+        // script calls it for file values such as -x's).
         let script = r#"
+            compopt() { :; }
             source "$1"
             shift
             COMP_WORDS=("$@")
@@ -198,6 +201,43 @@ fn complete_subcommand_is_quiet() {
     assert_eq!(run(none, &["events"]), "");
 }
 
+/// After `-x BIN` (`--exec BIN`, `--exec=BIN`, `-xBIN`), the names are
+/// BIN's functions and markers, not the kernel's functions; BIN itself is
+/// completed as a file, without names.
+#[test]
+fn bash_completes_binary_functions() {
+    let s = Setup::new("bash-exec");
+    let bin = env!("CARGO_BIN_EXE_dynprobe");
+    let exec_eq = format!("-x{bin}");
+    for words in [
+        vec!["dynprobe", "add", "-x", bin, "mai"],
+        vec!["dynprobe", "trace", "--exec", bin, "mai"],
+        vec!["dynprobe", "check", "--exec", "=", bin, "mai"],
+        vec!["dynprobe", "list", &exec_eq, "mai"],
+    ] {
+        let got = s.complete(&words);
+        assert!(got.contains(&"main".to_string()), "{words:?}: {got:?}");
+        assert!(
+            got.iter().all(|w| w.starts_with("mai")),
+            "{words:?}: {got:?}"
+        );
+    }
+    // The kernel's functions are not BIN's.
+    assert!(s
+        .complete(&["dynprobe", "add", "-x", bin, "vfs"])
+        .is_empty());
+    // SDT markers as `-x BIN` takes them (Debian's python3 has them).
+    let py = s.complete(&["dynprobe", "add", "-x", "/usr/bin/python3", "sdt:python:gc"]);
+    assert!(py.contains(&"sdt:python:gc__start".to_string()), "{py:?}");
+    // No function names for BIN itself.
+    let own = s.complete(&["dynprobe", "add", "-x", "vfs"]);
+    assert!(!own.iter().any(|w| w == "vfs_read"), "{own:?}");
+    // A BIN that is no ELF file: nothing, quietly.
+    assert!(s
+        .complete(&["dynprobe", "add", "-x", "/proc/self/status", "m"])
+        .is_empty());
+}
+
 #[test]
 fn bash_completes_quietly_without_tracefs() {
     let s = Setup::new("bash-none");
@@ -215,13 +255,16 @@ fn bash_completes_quietly_without_tracefs() {
 #[test]
 fn zsh_and_fish_scripts_add_the_values() {
     let zsh = completion(Shell::Zsh);
-    assert!(zsh.contains("dynprobe __complete $what"));
     // The wrapper is what zsh calls, not clap's function.
     assert!(zsh.contains("compdef _dynprobe_values dynprobe"));
     assert!(!zsh.contains("compdef _dynprobe dynprobe"));
     assert!(zsh.trim_end().ends_with("_dynprobe_values \"$@\"\nfi"));
     let fish = completion(Shell::Fish);
-    assert!(fish.contains("(dynprobe __complete functions (commandline -ct)"));
+    assert!(zsh.contains("dynprobe __complete $what $exec \"$PREFIX\""));
+    assert!(
+        fish.contains("(dynprobe __complete functions (__fish_dynprobe_exec) (commandline -ct)")
+    );
+    assert!(fish.contains("function __fish_dynprobe_exec"));
     assert!(fish.contains("(dynprobe __complete events (commandline -ct)"));
     assert!(fish.contains("__fish_complete_command"));
     assert!(fish.contains("using_subcommand help\" -f -a \"list add del show check trace"));
