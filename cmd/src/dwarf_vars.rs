@@ -131,10 +131,26 @@ pub fn frame_base<'a>(
             use gimli::UnwindSection;
             let bases = gimli::BaseAddresses::default();
             let mut ctx = Box::new(gimli::UnwindContext::new());
-            let row = dw
-                .frame
-                .unwind_info_for_address(&bases, &mut ctx, addr, gimli::DebugFrame::cie_from_offset)
-                .ok()?;
+            let row = match dw.frame.unwind_info_for_address(
+                &bases,
+                &mut ctx,
+                addr,
+                gimli::DebugFrame::cie_from_offset,
+            ) {
+                Ok(row) => row.clone(),
+                // A user binary's CFI is often only in `.eh_frame`.
+                Err(_) => {
+                    let (eh, eh_bases) = dw.eh_frame.as_ref()?;
+                    eh.unwind_info_for_address(
+                        eh_bases,
+                        &mut ctx,
+                        addr,
+                        gimli::EhFrame::cie_from_offset,
+                    )
+                    .ok()?
+                    .clone()
+                }
+            };
             match row.cfa() {
                 gimli::CfaRule::RegisterAndOffset { register, offset } => {
                     Some((register.0, *offset))

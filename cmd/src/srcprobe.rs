@@ -28,6 +28,8 @@ pub struct Options {
     pub source: Option<PathBuf>,
     /// `-D`: print the lines as perf probe -D does, write nothing.
     pub definition: bool,
+    /// `list -x BIN`: the user binary whose DWARF is read.
+    pub exec: Option<PathBuf>,
 }
 
 impl Options {
@@ -54,6 +56,9 @@ pub fn with_debuginfo<T>(
     opts: &Options,
     f: impl FnOnce(&mut Ctx<'_>) -> Result<T, String>,
 ) -> Result<T, String> {
+    if let Some(bin) = &opts.exec {
+        return crate::user_srcprobe::with_debuginfo(bin, opts, f);
+    }
     let file = DebugFile::locate(opts.debuginfo.as_deref())?;
     let obj = file.object()?;
     let mut dw = Dwarf::load(&file, &obj)?;
