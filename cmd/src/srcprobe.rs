@@ -56,9 +56,6 @@ pub fn with_debuginfo<T>(
     opts: &Options,
     f: impl FnOnce(&mut Ctx<'_>) -> Result<T, String>,
 ) -> Result<T, String> {
-    if let Some(bin) = &opts.exec {
-        return crate::user_srcprobe::with_debuginfo(bin, opts, f);
-    }
     let file = DebugFile::locate(opts.debuginfo.as_deref())?;
     let obj = file.object()?;
     let mut dw = Dwarf::load(&file, &obj)?;

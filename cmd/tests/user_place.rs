@@ -258,8 +258,7 @@ fn sdt_markers_and_functions() {
     // error says what to install.
     let out = dynprobe(&["add", "--dry-run", "-x", b, "work:3"]);
     assert!(
-        stderr(&out).contains("no debug info (.debug_info)")
-            && stderr(&out).contains("-dbgsym"),
+        stderr(&out).contains("no debug info (.debug_info)") && stderr(&out).contains("-dbgsym"),
         "{}",
         stderr(&out)
     );
