@@ -304,7 +304,8 @@ fn udata(unit: &Unit<'_>, off: UnitOffset, at: gimli::DwAt) -> Option<u64> {
     unit.entry(off).ok()?.attr_value(at).ok()??.udata_value()
 }
 
-/// A type's name as perf probe's --vars prints it: `struct file*`.
+/// A type's name as perf probe's --vars prints it: `struct file*`,
+/// `char*` for `const char *` (perf names no qualifier).
 pub fn type_name<'a>(dw: &Dwarf<'a>, unit: &Unit<'a>, off: Option<UnitOffset>) -> String {
     let Some(off) = off else {
         return "void".into();
@@ -325,8 +326,13 @@ fn type_name_at<'a>(dw: &Dwarf<'a>, unit: &Unit<'a>, off: UnitOffset, depth: &mu
     };
     match tag(unit, off) {
         Some(gimli::DW_TAG_pointer_type) => format!("{}*", inner(depth)),
-        Some(gimli::DW_TAG_const_type) => format!("const {}", inner(depth)),
-        Some(gimli::DW_TAG_volatile_type) => format!("volatile {}", inner(depth)),
+        // perf's __die_get_real_type: qualifiers are not named.
+        Some(
+            gimli::DW_TAG_const_type
+            | gimli::DW_TAG_volatile_type
+            | gimli::DW_TAG_restrict_type
+            | gimli::DW_TAG_shared_type,
+        ) => inner(depth),
         Some(gimli::DW_TAG_array_type) => format!("{}[]", inner(depth)),
         Some(gimli::DW_TAG_structure_type) => format!("struct {}", name.unwrap_or_default()),
         Some(gimli::DW_TAG_union_type) => format!("union {}", name.unwrap_or_default()),
