@@ -125,6 +125,7 @@ fn source_options(
         debuginfo: debuginfo.map(Into::into),
         source: source.map(Into::into),
         definition,
+        exec: None,
     }
 }
 
@@ -199,22 +200,30 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
             vars: None,
             debuginfo,
             source,
+            exec,
             ..
         }) => Cmd::ListSource {
             what: crate::list_source::What::Lines,
             place,
-            opts: source_options(debuginfo, source, false),
+            opts: crate::srcprobe::Options {
+                exec: exec.map(Into::into),
+                ..source_options(debuginfo, source, false)
+            },
         },
         Some(Sub::List {
             vars: Some(place),
             line: None,
             debuginfo,
             source,
+            exec,
             ..
         }) => Cmd::ListSource {
             what: crate::list_source::What::Vars,
             place,
-            opts: source_options(debuginfo, source, false),
+            opts: crate::srcprobe::Options {
+                exec: exec.map(Into::into),
+                ..source_options(debuginfo, source, false)
+            },
         },
         Some(Sub::List {
             line: Some(_),

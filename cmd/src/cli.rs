@@ -91,7 +91,8 @@ Example:
         /// (with -x: file offsets, sizes and fetch arguments)
         #[arg(short, long)]
         verbose: bool,
-        /// list the functions and SDT markers of the ELF file BIN
+        /// list the functions and SDT markers of the ELF file BIN (with
+        /// --line or --vars: read BIN's DWARF)
         #[arg(short = 'x', long = "exec", value_name = "BIN",
               value_hint = ValueHint::FilePath)]
         exec: Option<String>,
@@ -105,7 +106,8 @@ Example:
               value_hint = ValueHint::Other)]
         vars: Option<String>,
         /// the kernel's debug file (a vmlinux with DWARF) for source-level
-        /// places; default: found by build id and Debian's paths
+        /// places, or with -x BIN's; default: found by build id and
+        /// Debian's paths (BIN's own DWARF or debug link first)
         #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
         debuginfo: Option<String>,
         /// the kernel's source tree, for ;PATTERN places and source text
@@ -142,7 +144,8 @@ Examples:
         #[arg(short = 'D', long)]
         definition: bool,
         /// the kernel's debug file (a vmlinux with DWARF) for source-level
-        /// places; default: found by build id and Debian's paths
+        /// places, or with -x BIN's; default: found by build id and
+        /// Debian's paths (BIN's own DWARF or debug link first)
         #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
         debuginfo: Option<String>,
         /// the kernel's source tree, for ;PATTERN places and source text
@@ -183,7 +186,8 @@ error_log shows it, with its caret.")]
               value_hint = ValueHint::FilePath)]
         exec: Option<String>,
         /// the kernel's debug file (a vmlinux with DWARF) for source-level
-        /// places; default: found by build id and Debian's paths
+        /// places, or with -x BIN's; default: found by build id and
+        /// Debian's paths (BIN's own DWARF or debug link first)
         #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
         debuginfo: Option<String>,
         /// the kernel's source tree, for ;PATTERN places and source text
@@ -228,7 +232,8 @@ Examples:
               value_hint = ValueHint::FilePath)]
         exec: Option<String>,
         /// the kernel's debug file (a vmlinux with DWARF) for source-level
-        /// places; default: found by build id and Debian's paths
+        /// places, or with -x BIN's; default: found by build id and
+        /// Debian's paths (BIN's own DWARF or debug link first)
         #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
         debuginfo: Option<String>,
         /// the kernel's source tree, for ;PATTERN places and source text

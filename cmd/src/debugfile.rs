@@ -94,7 +94,7 @@ pub fn build_id_in_notes(notes: &[u8]) -> Option<String> {
 }
 
 /// Bytes as lower-case hex.
-fn hex(b: &[u8]) -> String {
+pub fn hex(b: &[u8]) -> String {
     use std::fmt::Write;
     b.iter().fold(String::new(), |mut s, x| {
         let _ = write!(s, "{x:02x}");

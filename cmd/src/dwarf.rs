@@ -37,6 +37,9 @@ pub struct Dwarf<'a> {
     pub dwarf: gimli::Dwarf<R<'a>>,
     /// `.debug_frame`, for the frame base (DW_OP_call_frame_cfa).
     pub frame: gimli::DebugFrame<R<'a>>,
+    /// A user binary's `.eh_frame` with its section addresses, for the
+    /// frame base where `.debug_frame` has no entry (set by the caller).
+    pub eh_frame: Option<(gimli::EhFrame<R<'a>>, gimli::BaseAddresses)>,
     units: HashMap<usize, std::rc::Rc<Unit<'a>>>,
 }
 
@@ -51,6 +54,7 @@ impl<'a> Dwarf<'a> {
         Ok(Dwarf {
             dwarf,
             frame,
+            eh_frame: None,
             units: HashMap::new(),
         })
     }

@@ -131,10 +131,26 @@ pub fn frame_base<'a>(
             use gimli::UnwindSection;
             let bases = gimli::BaseAddresses::default();
             let mut ctx = Box::new(gimli::UnwindContext::new());
-            let row = dw
-                .frame
-                .unwind_info_for_address(&bases, &mut ctx, addr, gimli::DebugFrame::cie_from_offset)
-                .ok()?;
+            let row = match dw.frame.unwind_info_for_address(
+                &bases,
+                &mut ctx,
+                addr,
+                gimli::DebugFrame::cie_from_offset,
+            ) {
+                Ok(row) => row.clone(),
+                // A user binary's CFI is often only in `.eh_frame`.
+                Err(_) => {
+                    let (eh, eh_bases) = dw.eh_frame.as_ref()?;
+                    eh.unwind_info_for_address(
+                        eh_bases,
+                        &mut ctx,
+                        addr,
+                        gimli::EhFrame::cie_from_offset,
+                    )
+                    .ok()?
+                    .clone()
+                }
+            };
             match row.cfa() {
                 gimli::CfaRule::RegisterAndOffset { register, offset } => {
                     Some((register.0, *offset))
@@ -288,7 +304,8 @@ fn udata(unit: &Unit<'_>, off: UnitOffset, at: gimli::DwAt) -> Option<u64> {
     unit.entry(off).ok()?.attr_value(at).ok()??.udata_value()
 }
 
-/// A type's name as perf probe's --vars prints it: `struct file*`.
+/// A type's name as perf probe's --vars prints it: `struct file*`,
+/// `char*` for `const char *` (perf names no qualifier).
 pub fn type_name<'a>(dw: &Dwarf<'a>, unit: &Unit<'a>, off: Option<UnitOffset>) -> String {
     let Some(off) = off else {
         return "void".into();
@@ -309,8 +326,13 @@ fn type_name_at<'a>(dw: &Dwarf<'a>, unit: &Unit<'a>, off: UnitOffset, depth: &mu
     };
     match tag(unit, off) {
         Some(gimli::DW_TAG_pointer_type) => format!("{}*", inner(depth)),
-        Some(gimli::DW_TAG_const_type) => format!("const {}", inner(depth)),
-        Some(gimli::DW_TAG_volatile_type) => format!("volatile {}", inner(depth)),
+        // perf's __die_get_real_type: qualifiers are not named.
+        Some(
+            gimli::DW_TAG_const_type
+            | gimli::DW_TAG_volatile_type
+            | gimli::DW_TAG_restrict_type
+            | gimli::DW_TAG_shared_type,
+        ) => inner(depth),
         Some(gimli::DW_TAG_array_type) => format!("{}[]", inner(depth)),
         Some(gimli::DW_TAG_structure_type) => format!("struct {}", name.unwrap_or_default()),
         Some(gimli::DW_TAG_union_type) => format!("union {}", name.unwrap_or_default()),

@@ -24,7 +24,9 @@ pub mod srcplace;
 pub mod srcprobe;
 pub mod trace;
 pub mod tracefs;
+pub mod user_debuginfo;
 pub mod user_place;
+pub mod user_srcprobe;
 
 pub use args::parse_args;
 use check::Host;
@@ -130,11 +132,7 @@ fn plan_all(
         return srcprobe::plan_lines(lines, opts);
     };
     let bin = UserBinary::open(bin).map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    for l in lines {
-        out.extend(bin.plan(l).map_err(|e| e.to_string())?);
-    }
-    Ok(out)
+    user_srcprobe::plan_lines(&bin, lines, opts)
 }
 
 /// Plans each line and checks it on the host; prints the first error.

@@ -26,10 +26,15 @@ pub enum What {
 
 /// Runs `list --line` or `list --vars`; the exit status.
 pub fn run(what: What, place: &str, opts: &Options) -> i32 {
-    let r = with_debuginfo(opts, |ctx| match what {
+    let list = |ctx: &mut Ctx<'_>| match what {
         What::Lines => lines(ctx, place),
         What::Vars => vars(ctx, place),
-    });
+    };
+    // -x BIN: the user binary's DWARF.
+    let r = match &opts.exec {
+        Some(bin) => crate::user_srcprobe::with_debuginfo(bin, opts, list),
+        None => with_debuginfo(opts, list),
+    };
     match r {
         Ok(text) => {
             print!("{text}");

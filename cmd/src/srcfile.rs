@@ -27,9 +27,11 @@ pub fn roots(source: Option<&Path>, comp_dir: Option<&str>, release: Option<&str
 }
 
 /// The file `name` under one of `roots`, its leading directories
-/// dropped one by one until it is found.
+/// dropped one by one until it is found; an absolute name that is there
+/// is itself (a user program's unit names its file so, and its compile
+/// directory is no prefix of it).
 pub fn find(roots: &[PathBuf], name: &str) -> Option<PathBuf> {
-    if name.starts_with('/') && Path::new(name).is_file() && roots.is_empty() {
+    if name.starts_with('/') && Path::new(name).is_file() {
         return Some(PathBuf::from(name));
     }
     for root in roots {

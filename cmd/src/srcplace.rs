@@ -59,7 +59,8 @@ pub struct Arg {
 
 impl Arg {
     /// The name perf probe gives it: NAME, else the last member's name,
-    /// else the variable's with `_TYPE` for a cast.
+    /// else the variable's, with `_TYPE` for a cast only when there is
+    /// no member nor index step (perf's goodname: `a[0]:string` is `a`).
     pub fn perf_name(&self) -> String {
         if let Some(n) = &self.name {
             return n.clone();
@@ -70,8 +71,8 @@ impl Arg {
         });
         match (member, &self.cast) {
             (Some(m), _) => m,
-            (None, Some(c)) => format!("{}_{c}", self.var),
-            (None, None) => self.var.clone(),
+            (None, Some(c)) if self.fields.is_empty() => format!("{}_{c}", self.var),
+            (None, _) => self.var.clone(),
         }
     }
 }

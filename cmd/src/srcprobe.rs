@@ -28,6 +28,8 @@ pub struct Options {
     pub source: Option<PathBuf>,
     /// `-D`: print the lines as perf probe -D does, write nothing.
     pub definition: bool,
+    /// `list -x BIN`: the user binary whose DWARF is read.
+    pub exec: Option<PathBuf>,
 }
 
 impl Options {

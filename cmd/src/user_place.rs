@@ -43,15 +43,20 @@ fn is_ident(s: &str) -> bool {
         && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// perf probe's group for a binary's functions: `probe_` and the file's
-/// name up to its first `-`, `.` or `_` (`probe_libc` for `libc.so.6`).
+/// perf probe's group for a binary's functions (its
+/// convert_exec_to_group): `probe_` and the file's name up to its first
+/// character that is not a letter, digit or `_` (`probe_libc` for
+/// `libc.so.6`, `probe_uprobe_workload`).
 pub fn binary_group(path: &Path) -> String {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let stem = name.split(['-', '.', '_']).next().unwrap_or_default();
-    format!("probe_{}", event_word(stem))
+    let stem = name
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .next()
+        .unwrap_or_default();
+    format!("probe_{stem}")
 }
 
 /// The fetch argument that reads SDT argument `arg` of `note`; `Err`
