@@ -259,18 +259,9 @@ impl<'a> Ctx<'a> {
                                 ));
                             }
                         }
-                        let Some(real) = real_function(&view.funcs, l.addr) else {
-                            continue;
-                        };
-                        let scope = self.best_scope(&unit, real, l.addr, &func, &fname)?;
-                        out.push(Point {
-                            cu: f.cu,
-                            addr: l.addr,
-                            scope,
-                            sp: real,
-                            line: Some(*rel),
-                            instance: false,
-                        });
+                        let p =
+                            self.point_at(&unit, &view, f.cu, l.addr, *rel, &func, &fname, false)?;
+                        out.extend(p);
                     }
                 }
                 Spot::Pattern(pat) => {
@@ -287,18 +278,10 @@ impl<'a> Ctx<'a> {
                             if !wanted.contains(&l.line) || !tail_eq(&l.file, &fname) {
                                 continue;
                             }
-                            let Some(real) = real_function(&view.funcs, l.addr) else {
-                                continue;
-                            };
-                            let scope = self.best_scope(&unit, real, l.addr, &func, &fname)?;
-                            out.push(Point {
-                                cu: f.cu,
-                                addr: l.addr,
-                                scope,
-                                sp: real,
-                                line: Some(l.line),
-                                instance: f.inline,
-                            });
+                            let p = self.point_at(
+                                &unit, &view, f.cu, l.addr, l.line, &func, &fname, f.inline,
+                            )?;
+                            out.extend(p);
                         }
                     }
                 }
@@ -338,6 +321,36 @@ impl<'a> Ctx<'a> {
             .filter(|(_, l)| srcfile::lazy_match(l, pat))
             .map(|(i, _)| i as u64 + 1)
             .collect())
+    }
+
+    /// The point at line-table address `addr` (of line `line`): the
+    /// function holding it and the best scope there for `func` declared
+    /// in `fname`, as perf's line walkers find them; none outside any
+    /// function.
+    #[allow(clippy::too_many_arguments)]
+    fn point_at(
+        &self,
+        unit: &Unit<'a>,
+        view: &UnitView<'_, 'a>,
+        cu: usize,
+        addr: u64,
+        line: u64,
+        func: &str,
+        fname: &str,
+        instance: bool,
+    ) -> Result<Option<Point>, String> {
+        let Some(real) = real_function(&view.funcs, addr) else {
+            return Ok(None);
+        };
+        let scope = self.best_scope(unit, real, addr, func, fname)?;
+        Ok(Some(Point {
+            cu,
+            addr,
+            scope,
+            sp: real,
+            line: Some(line),
+            instance,
+        }))
     }
 
     /// perf's find_best_scope: the function or inline copy named `func`
