@@ -20,6 +20,7 @@ pub mod list;
 pub mod list_binary;
 pub mod list_source;
 pub mod srcfile;
+pub mod srcfile_points;
 pub mod srcplace;
 pub mod srcprobe;
 pub mod trace;

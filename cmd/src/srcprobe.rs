@@ -17,6 +17,7 @@ use crate::dwarf_lines::{real_function, subtree, tail_eq, UnitView};
 use crate::dwarf_vars::{self, Fetch};
 use crate::line::{Planned, Target};
 use crate::srcfile;
+use crate::srcfile_points;
 use crate::srcplace::{self, SourceProbe, Spot};
 
 /// Where the debug info and the sources are, and what the user asked.
@@ -83,6 +84,18 @@ pub struct Point {
     /// Found as one of an inline function's instances: a copy where an
     /// argument cannot be fetched is left out, not an error.
     pub instance: bool,
+}
+
+/// Which of the scopes holding a line's address a point takes (perf's
+/// find_best_scope).
+#[derive(Clone, Copy, Debug)]
+pub enum Scope<'s> {
+    /// The function or inline copy of this name declared in this file
+    /// (a place named by function).
+    Function(&'s str, &'s str),
+    /// The one declared nearest before this line of this file (a place
+    /// named by source file).
+    Line(&'s str, u64),
 }
 
 /// The instances of abstract function `die` (see `Ctx::instances`).
@@ -182,7 +195,7 @@ impl<'a> Ctx<'a> {
     /// The points of a place.
     pub fn points(&mut self, sp: &SourceProbe) -> Result<Vec<Point>, String> {
         let Some(func) = sp.place.func.clone() else {
-            return Err("a source file place (SRC:LINE, SRC;PATTERN) is not supported yet: name the function (FUNC:LINE)".into());
+            return self.file_points(sp);
         };
         let dies = self.function_dies(&func, sp.place.file.as_deref())?;
         let mut out = Vec::new();
@@ -259,9 +272,8 @@ impl<'a> Ctx<'a> {
                                 ));
                             }
                         }
-                        let p =
-                            self.point_at(&unit, &view, f.cu, l.addr, *rel, &func, &fname, false)?;
-                        out.extend(p);
+                        let at = Scope::Function(&func, &fname);
+                        out.extend(self.point_at(&unit, &view, f.cu, l.addr, *rel, at, false)?);
                     }
                 }
                 Spot::Pattern(pat) => {
@@ -278,9 +290,9 @@ impl<'a> Ctx<'a> {
                             if !wanted.contains(&l.line) || !tail_eq(&l.file, &fname) {
                                 continue;
                             }
-                            let p = self.point_at(
-                                &unit, &view, f.cu, l.addr, l.line, &func, &fname, f.inline,
-                            )?;
+                            let at = Scope::Function(&func, &fname);
+                            let p =
+                                self.point_at(&unit, &view, f.cu, l.addr, l.line, at, f.inline)?;
                             out.extend(p);
                         }
                     }
@@ -298,7 +310,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// The lines of `fname` that the lazy pattern matches.
-    fn pattern_lines(
+    pub(crate) fn pattern_lines(
         &self,
         unit: &Unit<'a>,
         fname: &str,
@@ -324,25 +336,23 @@ impl<'a> Ctx<'a> {
     }
 
     /// The point at line-table address `addr` (of line `line`): the
-    /// function holding it and the best scope there for `func` declared
-    /// in `fname`, as perf's line walkers find them; none outside any
-    /// function.
+    /// function holding it and the scope `at` picks there, as perf's
+    /// line walkers find them; none outside any function.
     #[allow(clippy::too_many_arguments)]
-    fn point_at(
+    pub(crate) fn point_at(
         &self,
         unit: &Unit<'a>,
         view: &UnitView<'_, 'a>,
         cu: usize,
         addr: u64,
         line: u64,
-        func: &str,
-        fname: &str,
+        at: Scope<'_>,
         instance: bool,
     ) -> Result<Option<Point>, String> {
         let Some(real) = real_function(&view.funcs, addr) else {
             return Ok(None);
         };
-        let scope = self.best_scope(unit, real, addr, func, fname)?;
+        let scope = self.best_scope(unit, real, addr, at)?;
         Ok(Some(Point {
             cu,
             addr,
@@ -353,33 +363,37 @@ impl<'a> Ctx<'a> {
         }))
     }
 
-    /// perf's find_best_scope: the function or inline copy named `func`
-    /// declared in `fname` holding `addr`, outermost first; else the
-    /// function itself.
+    /// perf's find_best_scope: along the function holding `addr` and
+    /// the inline copies in it that hold `addr`, outermost first, the
+    /// one `at` asks for; else the function itself.
     fn best_scope(
         &self,
         unit: &Unit<'a>,
         real: UnitOffset,
         addr: u64,
-        func: &str,
-        fname: &str,
+        at: Scope<'_>,
     ) -> Result<UnitOffset, String> {
         let nodes = subtree(&self.dw, unit, real)?;
-        for (i, n) in nodes.iter().enumerate() {
-            if i > 0
-                && (n.tag != gimli::DW_TAG_inlined_subroutine
-                    || !n.has_pc(addr)
-                    || !crate::dwarf_lines::reached(&nodes, i, addr))
-            {
-                continue;
-            }
-            if self.dw.decl_file(unit, n.off).as_deref() == Some(fname)
-                && self.dw.name(unit, n.off).as_deref() == Some(func)
-            {
-                return Ok(n.off);
-            }
-        }
-        Ok(real)
+        let chain = nodes.iter().enumerate().filter(|&(i, n)| {
+            i == 0
+                || (n.tag == gimli::DW_TAG_inlined_subroutine
+                    && n.has_pc(addr)
+                    && crate::dwarf_lines::reached(&nodes, i, addr))
+        });
+        let found = match at {
+            Scope::Function(func, fname) => chain.map(|(_, n)| n.off).find(|&o| {
+                self.dw.decl_file(unit, o).as_deref() == Some(fname)
+                    && self.dw.name(unit, o).as_deref() == Some(func)
+            }),
+            Scope::Line(fname, line) => srcfile_points::nearest_declared(
+                &self.dw,
+                unit,
+                chain.map(|(_, n)| n.off),
+                fname,
+                line,
+            ),
+        };
+        Ok(found.unwrap_or(real))
     }
 
     /// The fetch arguments at a point.
@@ -439,7 +453,16 @@ impl<'a> Ctx<'a> {
         let sp = srcplace::parse(text).map_err(|e| e.to_string())?;
         let points = self.points(&sp)?;
         let ret = sp.place.spot == Spot::Return;
-        let func = sp.place.func.clone().unwrap_or_default();
+        // A place named by file takes its first point's function's name,
+        // as perf names each probe of it.
+        let func = match (&sp.place.func, points.first()) {
+            (Some(f), _) => f.clone(),
+            (None, Some(p)) => {
+                let unit = self.dw.unit(p.cu)?;
+                self.dw.name(&unit, p.scope).unwrap_or_default()
+            }
+            (None, None) => String::new(),
+        };
         let event = match (&sp.event, &sp.place.spot) {
             (Some(e), _) => e.clone(),
             (None, Spot::RelLine(l)) => format!("{func}_L{l}"),
