@@ -3,6 +3,7 @@
 //! dynprobe's events from one command. Each line is checked on the host
 //! by the module's own language crate before it is written.
 
+pub mod argexpand;
 pub mod args;
 pub mod btfnames;
 pub mod check;

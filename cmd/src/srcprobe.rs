@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use gimli::UnitOffset;
 
+use crate::argexpand;
 use crate::debugfile::{self, DebugFile};
 use crate::dwarf::{bad, Dwarf, Unit};
 use crate::dwarf_index::{self, FuncDie, Index};
@@ -84,6 +85,9 @@ pub struct Point {
     /// Found as one of an inline function's instances: a copy where an
     /// argument cannot be fetched is left out, not an error.
     pub instance: bool,
+    /// The function DIE the place named (none for a source file place):
+    /// `$vars` looks into inline copies of it only.
+    pub origin: Option<UnitOffset>,
 }
 
 /// Which of the scopes holding a line's address a point takes (perf's
@@ -91,8 +95,8 @@ pub struct Point {
 #[derive(Clone, Copy, Debug)]
 pub enum Scope<'s> {
     /// The function or inline copy of this name declared in this file
-    /// (a place named by function).
-    Function(&'s str, &'s str),
+    /// (a place named by function), whose DIE is the third.
+    Function(&'s str, &'s str, UnitOffset),
     /// The one declared nearest before this line of this file (a place
     /// named by source file).
     Line(&'s str, u64),
@@ -250,6 +254,7 @@ impl<'a> Ctx<'a> {
                             sp: real,
                             line: None,
                             instance: f.inline,
+                            origin: Some(die),
                         });
                     }
                 }
@@ -272,7 +277,7 @@ impl<'a> Ctx<'a> {
                                 ));
                             }
                         }
-                        let at = Scope::Function(&func, &fname);
+                        let at = Scope::Function(&func, &fname, die);
                         out.extend(self.point_at(&unit, &view, f.cu, l.addr, *rel, at, false)?);
                     }
                 }
@@ -290,7 +295,7 @@ impl<'a> Ctx<'a> {
                             if !wanted.contains(&l.line) || !tail_eq(&l.file, &fname) {
                                 continue;
                             }
-                            let at = Scope::Function(&func, &fname);
+                            let at = Scope::Function(&func, &fname, die);
                             let p =
                                 self.point_at(&unit, &view, f.cu, l.addr, l.line, at, f.inline)?;
                             out.extend(p);
@@ -353,6 +358,10 @@ impl<'a> Ctx<'a> {
             return Ok(None);
         };
         let scope = self.best_scope(unit, real, addr, at)?;
+        let origin = match at {
+            Scope::Function(_, _, die) => Some(die),
+            Scope::Line(..) => None,
+        };
         Ok(Some(Point {
             cu,
             addr,
@@ -360,6 +369,7 @@ impl<'a> Ctx<'a> {
             sp: real,
             line: Some(line),
             instance,
+            origin,
         }))
     }
 
@@ -381,7 +391,7 @@ impl<'a> Ctx<'a> {
                     && crate::dwarf_lines::reached(&nodes, i, addr))
         });
         let found = match at {
-            Scope::Function(func, fname) => chain.map(|(_, n)| n.off).find(|&o| {
+            Scope::Function(func, fname, _) => chain.map(|(_, n)| n.off).find(|&o| {
                 self.dw.decl_file(unit, o).as_deref() == Some(fname)
                     && self.dw.name(unit, o).as_deref() == Some(func)
             }),
@@ -412,6 +422,7 @@ impl<'a> Ctx<'a> {
             self.dw.entry_pc(&unit, &spe).unwrap_or(0),
             ranges.first().map(|r| r.1).unwrap_or(0),
         );
+        let args = &argexpand::expand(&self.dw, &unit, p, sp_range, args)?;
         let mut out = Vec::new();
         for a in args {
             if a.raw {
