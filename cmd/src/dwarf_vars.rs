@@ -10,17 +10,21 @@
 use gimli::{AttributeValue, Operation, UnitOffset};
 
 use crate::dwarf::{bad, Dwarf, Unit};
+use crate::dwarf_bitfield;
 use crate::dwarf_lines::{reached, Node};
 use crate::srcplace::Field;
 
 /// A fetch argument being built: a base (`%di`, `@jiffies`, `\5`) and
 /// the dereferences around it, innermost first.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Fetch {
     /// The base.
     pub base: String,
     /// The offsets of the dereferences, innermost first.
     pub refs: Vec<i64>,
+    /// A bit-field member's place in the word the last dereference
+    /// reads (its type becomes `bWIDTH@OFFSET/CONTAINER`).
+    pub bitfield: Option<dwarf_bitfield::BitField>,
 }
 
 impl Fetch {
@@ -165,6 +169,7 @@ pub fn location<'a>(
     let static_var = || Fetch {
         base: format!("@{name}"),
         refs: vec![0],
+        bitfield: None,
     };
     if e.attr_value(gimli::DW_AT_external).ok().flatten().is_some() {
         return Ok(static_var());
@@ -180,6 +185,7 @@ pub fn location<'a>(
         return Ok(Fetch {
             base: format!("\\{n}"),
             refs: Vec::new(),
+            bitfield: None,
         });
     }
     let Some(loc) = e.attr_value(gimli::DW_AT_location).ok().flatten() else {
@@ -215,6 +221,7 @@ pub fn location<'a>(
             Fetch {
                 base: register(r).ok_or_else(unsupported)?.to_string(),
                 refs: vec![o + offset],
+                bitfield: None,
             }
         }
         Operation::RegisterOffset {
@@ -222,10 +229,12 @@ pub fn location<'a>(
         } => Fetch {
             base: reg(register)?,
             refs: vec![offset],
+            bitfield: None,
         },
         Operation::Register { register } => Fetch {
             base: reg(register)?,
             refs: Vec::new(),
+            bitfield: None,
         },
         _ => return Err(unsupported()),
     })
@@ -288,6 +297,15 @@ fn udata(unit: &Unit<'_>, off: UnitOffset, at: gimli::DwAt) -> Option<u64> {
     unit.entry(off).ok()?.attr_value(at).ok()??.udata_value()
 }
 
+/// The byte size of DIE `off`'s type.
+fn type_size(unit: &Unit<'_>, off: UnitOffset) -> Option<u64> {
+    udata(
+        unit,
+        real_type(unit, type_of(unit, off)?)?,
+        gimli::DW_AT_byte_size,
+    )
+}
+
 /// A type's name as perf probe's --vars prints it: `struct file*`.
 pub fn type_name<'a>(dw: &Dwarf<'a>, unit: &Unit<'a>, off: Option<UnitOffset>) -> String {
     let Some(off) = off else {
@@ -321,7 +339,7 @@ fn type_name_at<'a>(dw: &Dwarf<'a>, unit: &Unit<'a>, off: UnitOffset, depth: &mu
 }
 
 /// A member `name` of struct or union `ty` (looking into unnamed
-/// members): the offset and the member's DIE.
+/// members): its offset in bits (a bit-field's lowest bit) and its DIE.
 fn member<'a>(
     dw: &Dwarf<'a>,
     unit: &Unit<'a>,
@@ -344,11 +362,7 @@ fn member<'a>(
         let off = if is_union {
             0
         } else {
-            e.attr_value(gimli::DW_AT_data_member_location)
-                .ok()
-                .flatten()
-                .and_then(|v| v.udata_value())
-                .unwrap_or(0)
+            dwarf_bitfield::member_bits(unit, e.offset(), type_size(unit, e.offset()))
         };
         match dw.name(unit, e.offset()) {
             Some(n) if n == name => return Some((off, e.offset())),
@@ -356,7 +370,7 @@ fn member<'a>(
             None => {
                 let t = real_type(unit, type_of(unit, e.offset())?)?;
                 if let Some((o, m)) = member(dw, unit, t, name, depth + 1) {
-                    return Some((off + o, m));
+                    return Some((off.saturating_add(o), m));
                 }
             }
         }
@@ -446,9 +460,11 @@ pub fn fields<'a>(
                         dw.name(unit, st).unwrap_or_default()
                     )
                 })?;
+                let bits = dwarf_bitfield::place(unit, mdie, off, type_size(unit, mdie));
                 if let Some(last) = fetch.refs.last_mut() {
-                    *last += off as i64;
+                    *last += bits.map_or(off / 8, |b| b.byte) as i64;
                 }
+                fetch.bitfield = bits;
                 cur = mdie;
                 curname = m.clone();
             }
@@ -483,7 +499,12 @@ pub fn fetch_type<'a>(
         type_of(unit, die).and_then(|t| real_type(unit, t))
     } else {
         if udata(unit, die, gimli::DW_AT_bit_size).is_some() {
-            return Err("bit fields are not supported yet".into());
+            // perf's convert_variable_type: a bit-field's own type.
+            let name = dw.name(unit, die).unwrap_or_default();
+            let b = fetch
+                .bitfield
+                .ok_or_else(|| format!("Failed to get the offset of {name}."))?;
+            return Ok(Some(b.type_text()));
         }
         type_of(unit, die).and_then(|t| real_type(unit, t))
     };
@@ -549,16 +570,19 @@ mod tests {
         let f = Fetch {
             base: "%r13".into(),
             refs: vec![32, 64],
+            bitfield: None,
         };
         assert_eq!(f.text(), "+64(+32(%r13))");
         let f = Fetch {
             base: "%sp".into(),
             refs: vec![-8],
+            bitfield: None,
         };
         assert_eq!(f.text(), "-8(%sp)");
         let f = Fetch {
             base: "@generic_ro_fops".into(),
             refs: vec![40, 8],
+            bitfield: None,
         };
         assert_eq!(f.text(), "+8(@generic_ro_fops+40)");
         assert_eq!(register(5), Some("%di"));

@@ -12,6 +12,7 @@ pub mod complete;
 pub mod debugfile;
 pub mod docs;
 pub mod dwarf;
+pub mod dwarf_bitfield;
 pub mod dwarf_index;
 pub mod dwarf_lines;
 pub mod dwarf_vars;
