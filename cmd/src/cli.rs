@@ -95,8 +95,8 @@ Example:
         #[arg(short = 'x', long = "exec", value_name = "BIN",
               value_hint = ValueHint::FilePath)]
         exec: Option<String>,
-        /// the source lines of FUNC[:RLN[+N|-RLN2]], the probe-able ones
-        /// numbered as perf probe numbers them
+        /// the source lines of FUNC[:RLN[+N|-RLN2]] or SRC:ALN[+N|-ALN2],
+        /// the probe-able ones numbered as perf probe numbers them
         #[arg(long, value_name = "PLACE", allow_hyphen_values = true,
               value_hint = ValueHint::Other)]
         line: Option<String>,
@@ -104,6 +104,13 @@ Example:
         #[arg(long, value_name = "PLACE", allow_hyphen_values = true,
               value_hint = ValueHint::Other)]
         vars: Option<String>,
+        /// with --vars: the global variables of PLACE's unit too
+        #[arg(long)]
+        externs: bool,
+        /// the functions of the debug file's .text that GLOB passes, a
+        /// perf probe filter (!, &, |, parentheses; default '!_* & !*@plt')
+        #[arg(long)]
+        funcs: bool,
         /// the kernel's debug file (a vmlinux with DWARF) for source-level
         /// places; default: found by build id and Debian's paths
         #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]

@@ -306,35 +306,65 @@ fn type_size(unit: &Unit<'_>, off: UnitOffset) -> Option<u64> {
     )
 }
 
-/// A type's name as perf probe's --vars prints it: `struct file*`.
+/// A type's name as perf probe's --vars prints it (its
+/// die_get_typename): `struct file*`, qualifiers left out, typedefs by
+/// name, `(unknown_type)` for what has no name.
 pub fn type_name<'a>(dw: &Dwarf<'a>, unit: &Unit<'a>, off: Option<UnitOffset>) -> String {
-    let Some(off) = off else {
-        return "void".into();
-    };
     let mut depth = 0;
-    type_name_at(dw, unit, off, &mut depth)
+    off.and_then(|o| type_name_at(dw, unit, o, &mut depth))
+        .unwrap_or_else(|| "(unknown_type)".into())
 }
 
-fn type_name_at<'a>(dw: &Dwarf<'a>, unit: &Unit<'a>, off: UnitOffset, depth: &mut u32) -> String {
+/// The type `off` less its qualifiers (perf's __die_get_real_type,
+/// which keeps typedefs).
+fn unqualified(unit: &Unit<'_>, mut off: UnitOffset) -> Option<UnitOffset> {
+    for _ in 0..64 {
+        match tag(unit, off)? {
+            gimli::DW_TAG_const_type
+            | gimli::DW_TAG_volatile_type
+            | gimli::DW_TAG_restrict_type
+            | gimli::DW_TAG_shared_type => off = type_of(unit, off)?,
+            _ => return Some(off),
+        }
+    }
+    None
+}
+
+fn type_name_at<'a>(
+    dw: &Dwarf<'a>,
+    unit: &Unit<'a>,
+    off: UnitOffset,
+    depth: &mut u32,
+) -> Option<String> {
     *depth += 1;
     if *depth > 32 {
-        return "...".into();
+        return None;
     }
-    let name = dw.name(unit, off);
-    let inner = |d: &mut u32| match type_of(unit, off) {
-        Some(t) => type_name_at(dw, unit, t, d),
-        None => "void".into(),
+    let off = unqualified(unit, off)?;
+    let t = tag(unit, off)?;
+    let suffix = match t {
+        gimli::DW_TAG_pointer_type => "*",
+        gimli::DW_TAG_array_type => "[]",
+        gimli::DW_TAG_subroutine_type => return Some("(function_type)".into()),
+        _ => {
+            let name = dw.name(unit, off);
+            let prefix = match t {
+                gimli::DW_TAG_union_type => "union ",
+                gimli::DW_TAG_structure_type => "struct ",
+                gimli::DW_TAG_enumeration_type => "enum ",
+                _ => "",
+            };
+            if prefix.is_empty() && name.is_none() {
+                return None;
+            }
+            return Some(format!("{prefix}{}", name.unwrap_or_default()));
+        }
     };
-    match tag(unit, off) {
-        Some(gimli::DW_TAG_pointer_type) => format!("{}*", inner(depth)),
-        Some(gimli::DW_TAG_const_type) => format!("const {}", inner(depth)),
-        Some(gimli::DW_TAG_volatile_type) => format!("volatile {}", inner(depth)),
-        Some(gimli::DW_TAG_array_type) => format!("{}[]", inner(depth)),
-        Some(gimli::DW_TAG_structure_type) => format!("struct {}", name.unwrap_or_default()),
-        Some(gimli::DW_TAG_union_type) => format!("union {}", name.unwrap_or_default()),
-        Some(gimli::DW_TAG_enumeration_type) => format!("enum {}", name.unwrap_or_default()),
-        Some(gimli::DW_TAG_subroutine_type) => "(function_type)".into(),
-        _ => name.unwrap_or_else(|| inner(depth)),
+    match type_of(unit, off) {
+        Some(inner) => Some(format!("{}{suffix}", type_name_at(dw, unit, inner, depth)?)),
+        // A void pointer has no type.
+        None if t == gimli::DW_TAG_pointer_type => Some("void*".into()),
+        None => None,
     }
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! `dynprobe list --line FUNC[:RLN[+N|-RLN2]]` and `list --vars PLACE`:
+//! `dynprobe list --line FUNC[:RLN[+N|-RLN2]]` (`SRC:ALN...` in
+//! list_file.rs) and `list --vars PLACE`:
 //! a function's source lines with the probe-able ones numbered from its
 //! declaration line, as `perf probe -L` prints them, and the variables
 //! visible at a place with their types, as `perf probe -V` does.
@@ -22,14 +23,23 @@ pub enum What {
     Lines,
     /// `--vars`.
     Vars,
+    /// `--vars --externs`: with the unit's global variables.
+    Externs,
+    /// `--funcs`: the place is the filter (empty: perf's default).
+    Funcs,
 }
 
 /// Runs `list --line` or `list --vars`; the exit status.
 pub fn run(what: What, place: &str, opts: &Options) -> i32 {
-    let r = with_debuginfo(opts, |ctx| match what {
-        What::Lines => lines(ctx, place),
-        What::Vars => vars(ctx, place),
-    });
+    let r = match what {
+        // The symbol table alone: no DWARF read.
+        What::Funcs => crate::debugfile::DebugFile::locate(opts.debuginfo.as_deref())
+            .and_then(|f| crate::list_funcs::run(&f, Some(place).filter(|p| !p.is_empty()))),
+        _ => with_debuginfo(opts, |ctx| match what {
+            What::Lines => lines(ctx, place),
+            _ => vars(ctx, place, what == What::Externs),
+        }),
+    };
     match r {
         Ok(text) => {
             print!("{text}");
@@ -78,6 +88,9 @@ fn parse_range(s: &str) -> Result<(String, Option<String>, u64, u64), String> {
 }
 
 fn lines(ctx: &mut Ctx<'_>, place: &str) -> Result<String, String> {
+    if crate::list_file::is_file_range(place) {
+        return crate::list_file::lines(ctx, place);
+    }
     let (func, file, rstart, rend) = parse_range(place)?;
     let dies = ctx.function_dies(&func, file.as_deref())?;
     let Some(f) = dies.first().copied() else {
@@ -110,30 +123,50 @@ fn lines(ctx: &mut Ctx<'_>, place: &str) -> Result<String, String> {
             set.insert(l.line);
         }
     }
-    let (comp, _) = ctx.dw.unit_dirs(&unit);
+    let head = |shown: &str| format!("<{func}@{shown}:{rstart}>\n");
+    let end = (rend != u64::MAX).then_some(lno_e);
+    Ok(show(ctx, &unit, &fname, head, &set, lno_s, end, decl))
+}
+
+/// perf's __show_line_range: the header (`head` of the source's path),
+/// then from line `start` the source lines, those in `set` numbered
+/// less `base`, to `end` (`None`: two past the last in `set`); the
+/// numbers alone without the source.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn show<'a>(
+    ctx: &Ctx<'a>,
+    unit: &crate::dwarf::Unit<'a>,
+    fname: &str,
+    head: impl Fn(&str) -> String,
+    set: &BTreeSet<u64>,
+    start: u64,
+    end: Option<u64>,
+    base: u64,
+) -> String {
+    let (comp, _) = ctx.dw.unit_dirs(unit);
     let roots = srcfile::roots(
         ctx.opts.source.as_deref(),
         comp.as_deref(),
         release_of(&ctx.file.path).as_deref(),
     );
-    let src = srcfile::find(&roots, &fname);
+    let src = srcfile::find(&roots, fname);
     let text = src.as_deref().and_then(srcfile::read_lines);
     let shown = src
         .as_ref()
         .map(|p| p.display().to_string())
-        .unwrap_or_else(|| fname.clone());
-    let mut out = format!("<{func}@{shown}:{rstart}>\n");
-    let rel = |l: u64| l.saturating_sub(decl);
+        .unwrap_or_else(|| fname.to_string());
+    let mut out = head(&shown);
+    let rel = |l: u64| l.saturating_sub(base);
     let Some(text) = text else {
         // No source: the numbers alone.
-        for l in &set {
+        for l in set {
             out += &format!("{:7}\n", rel(*l));
         }
-        return Ok(out);
+        return out;
     };
     let get = |l: u64| text.get((l as usize).wrapping_sub(1));
-    let mut l = lno_s;
-    for &n in &set {
+    let mut l = start.max(1);
+    for &n in set {
         while l < n {
             out += &format!("         {}\n", get(l).map(String::as_str).unwrap_or(""));
             l += 1;
@@ -145,16 +178,20 @@ fn lines(ctx: &mut Ctx<'_>, place: &str) -> Result<String, String> {
         );
         l += 1;
     }
-    let end = if rend == u64::MAX { l + 2 } else { lno_e };
+    let end = end.unwrap_or(l + 2);
     while l <= end {
         let Some(t) = get(l) else { break };
         out += &format!("         {t}\n");
         l += 1;
     }
-    Ok(out)
+    out
 }
 
-fn vars(ctx: &mut Ctx<'_>, place: &str) -> Result<String, String> {
+/// perf probe's default filter of `--vars`, on the names.
+const VAR_FILTER: &str = "!__k???tab_* & !__crc_*";
+
+fn vars(ctx: &mut Ctx<'_>, place: &str, externs: bool) -> Result<String, String> {
+    let filter = crate::strfilter::Filter::parse(VAR_FILTER)?;
     let sp = srcplace::parse(place).map_err(|e| e.to_string())?;
     let points = ctx.points(&sp)?;
     let mut out = format!("Available variables at {place}\n");
@@ -191,7 +228,27 @@ fn vars(ctx: &mut Ctx<'_>, place: &str) -> Result<String, String> {
             let ty = dwarf_vars::type_name(&ctx.dw, &unit, dwarf_vars::type_of(&unit, n.off));
             found.insert(format!("{ty}\t{name}"));
         }
-        for v in found {
+        if externs {
+            // perf's collect_variables_cb on the unit's own children.
+            for g in dwarf_vars::globals(&unit)? {
+                let Some(name) = ctx.dw.name(&unit, g) else {
+                    continue;
+                };
+                if dwarf_vars::location(&ctx.dw, &unit, g, p.addr, p.sp, sp_range).is_err() {
+                    continue;
+                }
+                let ty = dwarf_vars::type_name(&ctx.dw, &unit, dwarf_vars::type_of(&unit, g));
+                found.insert(format!("{ty}\t{name}"));
+            }
+        }
+        let shown: Vec<_> = found
+            .iter()
+            .filter(|v| filter.matches(v.split_once('\t').map_or(v.as_str(), |(_, n)| n)))
+            .collect();
+        if shown.is_empty() {
+            out += "\t\t(No matched variables)\n";
+        }
+        for v in shown {
             out += &format!("\t\t{v}\n");
         }
     }
