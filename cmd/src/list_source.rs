@@ -29,18 +29,9 @@ pub enum What {
     Funcs,
 }
 
-/// Runs `list --line` or `list --vars`; the exit status.
+/// Runs `list --line`, `--vars` or `--funcs`; the exit status.
 pub fn run(what: What, place: &str, opts: &Options) -> i32 {
-    let r = match what {
-        // The symbol table alone: no DWARF read.
-        What::Funcs => crate::debugfile::DebugFile::locate(opts.debuginfo.as_deref())
-            .and_then(|f| crate::list_funcs::run(&f, Some(place).filter(|p| !p.is_empty()))),
-        _ => with_debuginfo(opts, |ctx| match what {
-            What::Lines => lines(ctx, place),
-            _ => vars(ctx, place, what == What::Externs),
-        }),
-    };
-    match r {
+    match text(what, place, opts) {
         Ok(text) => {
             print!("{text}");
             0
@@ -49,6 +40,19 @@ pub fn run(what: What, place: &str, opts: &Options) -> i32 {
             eprintln!("dynprobe: {e}");
             1
         }
+    }
+}
+
+/// What `run` prints.
+pub fn text(what: What, place: &str, opts: &Options) -> Result<String, String> {
+    match what {
+        // The symbol table alone: no DWARF read.
+        What::Funcs => crate::debugfile::DebugFile::locate(opts.debuginfo.as_deref())
+            .and_then(|f| crate::list_funcs::run(&f, Some(place).filter(|p| !p.is_empty()))),
+        _ => with_debuginfo(opts, |ctx| match what {
+            What::Lines => lines(ctx, place),
+            _ => vars(ctx, place, what == What::Externs),
+        }),
     }
 }
 
@@ -194,7 +198,7 @@ fn vars(ctx: &mut Ctx<'_>, place: &str, externs: bool) -> Result<String, String>
     let filter = crate::strfilter::Filter::parse(VAR_FILTER)?;
     let sp = srcplace::parse(place).map_err(|e| e.to_string())?;
     let points = ctx.points(&sp)?;
-    let mut out = format!("Available variables at {place}\n");
+    let mut out = format!("Available variables at {}\n", point_text(&sp.place));
     for p in &points {
         let unit = ctx.dw.unit(p.cu)?;
         let sym = ctx
@@ -255,9 +259,58 @@ fn vars(ctx: &mut Ctx<'_>, place: &str, externs: bool) -> Result<String, String>
     Ok(out)
 }
 
+/// A place as perf's synthesize_perf_probe_point writes it:
+/// FUNC[+OFFS|:RLN|%return][@SRC][:ALN], SRC shortened to its last 30
+/// bytes from a `/`; a pattern is left out.
+pub fn point_text(p: &srcplace::Place) -> String {
+    let mut out = String::new();
+    if let Some(f) = &p.func {
+        out += f;
+        match p.spot {
+            srcplace::Spot::Entry(o) if o > 0 => out += &format!("+{o}"),
+            srcplace::Spot::RelLine(l) if l > 0 => out += &format!(":{l}"),
+            srcplace::Spot::Return => out += "%return",
+            _ => {}
+        }
+    }
+    if let Some(file) = &p.file {
+        let mut tail = file.as_str();
+        if file.len() > 30 {
+            let cut = file.len() - 30;
+            tail = match file.get(cut..).and_then(|t| t.find('/')) {
+                Some(i) => &file[cut + i + 1..],
+                None => file.get(cut..).unwrap_or(file),
+            };
+        }
+        out += &format!("@{tail}");
+        if let (None, srcplace::Spot::AbsLine(l)) = (&p.func, &p.spot) {
+            out += &format!(":{l}");
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn point_texts() {
+        let t = |s: &str| point_text(&srcplace::parse(s).unwrap().place);
+        assert_eq!(t("vfs_read:12"), "vfs_read:12");
+        assert_eq!(t("vfs_read+4"), "vfs_read+4");
+        assert_eq!(t("vfs_read%return"), "vfs_read%return");
+        assert_eq!(t("fs/read_write.c:566"), "@fs/read_write.c:566");
+        assert_eq!(
+            t("vfs_read@fs/read_write.c:3"),
+            "vfs_read:3@fs/read_write.c"
+        );
+        assert_eq!(t("fs/read_write.c;ret=*"), "@fs/read_write.c");
+        assert_eq!(
+            t("drivers/gpu/drm/amd/display/dc/core/dc_resource.c:9"),
+            "@display/dc/core/dc_resource.c:9"
+        );
+    }
 
     #[test]
     fn ranges() {
