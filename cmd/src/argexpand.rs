@@ -11,7 +11,6 @@ use gimli::UnitOffset;
 use crate::dwarf::{bad, Dwarf, Unit};
 use crate::dwarf_vars;
 use crate::srcplace::Arg;
-use crate::srcprobe::Point;
 
 /// `$params`.
 pub const PARAMS: &str = "$params";
@@ -22,13 +21,27 @@ const MAX_ARGS: usize = 128;
 /// Blocks nested deeper than this are malformed debug info.
 const MAX_DEPTH: u32 = 256;
 
+/// Where the names are looked for.
+#[derive(Clone, Copy, Debug)]
+pub struct At {
+    /// The probe's address.
+    pub addr: u64,
+    /// The scope DIE whose children are walked.
+    pub scope: UnitOffset,
+    /// The function holding the address.
+    pub sp: UnitOffset,
+    /// The function DIE the place named, if any.
+    pub origin: Option<UnitOffset>,
+    /// That function's entry and end.
+    pub sp_range: (u64, u64),
+}
+
 /// `args` with `$params` and `$vars` replaced by the names they stand
-/// for at point `p` (`sp_range`: its function's entry and end).
+/// for at `p`.
 pub fn expand<'a>(
     dw: &Dwarf<'a>,
     unit: &Unit<'a>,
-    p: &Point,
-    sp_range: (u64, u64),
+    p: At,
     args: &[Arg],
 ) -> Result<Vec<Arg>, String> {
     if !args
@@ -46,13 +59,7 @@ pub fn expand<'a>(
         }
         // As perf: `$vars` once seen makes later `$params` take locals.
         vars |= a.var == VARS;
-        let walk = Walk {
-            dw,
-            unit,
-            p,
-            sp_range,
-            vars,
-        };
+        let walk = Walk { dw, unit, p, vars };
         let mut names = Vec::new();
         walk.children(p.scope, 0, &mut names)?;
         out.extend(names.into_iter().map(|n| Arg {
@@ -72,8 +79,7 @@ pub fn expand<'a>(
 struct Walk<'w, 'a> {
     dw: &'w Dwarf<'a>,
     unit: &'w Unit<'a>,
-    p: &'w Point,
-    sp_range: (u64, u64),
+    p: At,
     vars: bool,
 }
 
@@ -103,7 +109,7 @@ impl Walk<'_, '_> {
                     e.offset(),
                     self.p.addr,
                     self.p.sp,
-                    self.sp_range,
+                    self.p.sp_range,
                 )
                 .is_ok();
                 if let (true, Some(n)) = (fetchable, self.dw.name(self.unit, e.offset())) {

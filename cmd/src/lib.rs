@@ -15,6 +15,7 @@ pub mod dwarf;
 pub mod dwarf_bitfield;
 pub mod dwarf_index;
 pub mod dwarf_lines;
+pub mod dwarf_scope;
 pub mod dwarf_vars;
 pub mod held_child;
 pub mod line;

@@ -2,14 +2,15 @@
 //! `dynprobe list --line SRC[:ALN[+N|-ALN2]]`: a source file's lines with
 //! the probe-able ones numbered by their own line numbers, as `perf
 //! probe -L` prints a range of a file: the lines of the first unit with
-//! that file (and lines in the range) that an address maps back to.
+//! that file (and lines in the range) that an address maps back to;
+//! and the printing of a range, which `--line FUNC` shares.
 
 use std::collections::BTreeSet;
 
 use crate::dwarf_lines::{tail_eq, UnitView};
-use crate::list_source::show;
+use crate::srcfile;
 use crate::srcfile_points::units_with_file;
-use crate::srcprobe::Ctx;
+use crate::srcprobe::{release_of, Ctx};
 
 /// Whether a `--line` place names a file: its name (before `:`) has a
 /// `/` or a `.`, which no function name has.
@@ -78,6 +79,65 @@ pub fn lines(ctx: &mut Ctx<'_>, place: &str) -> Result<String, String> {
         }
     }
     Err(format!("Specified source line({place}) is not found."))
+}
+
+/// perf's __show_line_range: the header (`head` of the source's path),
+/// then from line `start` the source lines, those in `set` numbered
+/// less `base`, to `end` (`None`: two past the last in `set`); the
+/// numbers alone without the source.
+#[allow(clippy::too_many_arguments)]
+pub fn show<'a>(
+    ctx: &Ctx<'a>,
+    unit: &crate::dwarf::Unit<'a>,
+    fname: &str,
+    head: impl Fn(&str) -> String,
+    set: &BTreeSet<u64>,
+    start: u64,
+    end: Option<u64>,
+    base: u64,
+) -> String {
+    let (comp, _) = ctx.dw.unit_dirs(unit);
+    let roots = srcfile::roots(
+        ctx.opts.source.as_deref(),
+        comp.as_deref(),
+        release_of(&ctx.file.path).as_deref(),
+    );
+    let src = srcfile::find(&roots, fname);
+    let text = src.as_deref().and_then(srcfile::read_lines);
+    let shown = src
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| fname.to_string());
+    let mut out = head(&shown);
+    let rel = |l: u64| l.saturating_sub(base);
+    let Some(text) = text else {
+        // No source: the numbers alone.
+        for l in set {
+            out += &format!("{:7}\n", rel(*l));
+        }
+        return out;
+    };
+    let get = |l: u64| text.get((l as usize).wrapping_sub(1));
+    let mut l = start.max(1);
+    for &n in set {
+        while l < n {
+            out += &format!("         {}\n", get(l).map(String::as_str).unwrap_or(""));
+            l += 1;
+        }
+        out += &format!(
+            "{:7}  {}\n",
+            rel(l),
+            get(l).map(String::as_str).unwrap_or("")
+        );
+        l += 1;
+    }
+    let end = end.unwrap_or(l + 2);
+    while l <= end {
+        let Some(t) = get(l) else { break };
+        out += &format!("         {t}\n");
+        l += 1;
+    }
+    out
 }
 
 #[cfg(test)]

@@ -12,9 +12,9 @@ use gimli::UnitOffset;
 use crate::dwarf::{bad, Dwarf};
 use crate::dwarf_lines::{subtree, tail_eq, UnitView};
 use crate::dwarf_vars;
-use crate::srcfile;
+use crate::list_file::show;
 use crate::srcplace;
-use crate::srcprobe::{release_of, with_debuginfo, Ctx, Options};
+use crate::srcprobe::{with_debuginfo, Ctx, Options};
 
 /// What `list` shows of a place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,65 +130,6 @@ fn lines(ctx: &mut Ctx<'_>, place: &str) -> Result<String, String> {
     let head = |shown: &str| format!("<{func}@{shown}:{rstart}>\n");
     let end = (rend != u64::MAX).then_some(lno_e);
     Ok(show(ctx, &unit, &fname, head, &set, lno_s, end, decl))
-}
-
-/// perf's __show_line_range: the header (`head` of the source's path),
-/// then from line `start` the source lines, those in `set` numbered
-/// less `base`, to `end` (`None`: two past the last in `set`); the
-/// numbers alone without the source.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn show<'a>(
-    ctx: &Ctx<'a>,
-    unit: &crate::dwarf::Unit<'a>,
-    fname: &str,
-    head: impl Fn(&str) -> String,
-    set: &BTreeSet<u64>,
-    start: u64,
-    end: Option<u64>,
-    base: u64,
-) -> String {
-    let (comp, _) = ctx.dw.unit_dirs(unit);
-    let roots = srcfile::roots(
-        ctx.opts.source.as_deref(),
-        comp.as_deref(),
-        release_of(&ctx.file.path).as_deref(),
-    );
-    let src = srcfile::find(&roots, fname);
-    let text = src.as_deref().and_then(srcfile::read_lines);
-    let shown = src
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| fname.to_string());
-    let mut out = head(&shown);
-    let rel = |l: u64| l.saturating_sub(base);
-    let Some(text) = text else {
-        // No source: the numbers alone.
-        for l in set {
-            out += &format!("{:7}\n", rel(*l));
-        }
-        return out;
-    };
-    let get = |l: u64| text.get((l as usize).wrapping_sub(1));
-    let mut l = start.max(1);
-    for &n in set {
-        while l < n {
-            out += &format!("         {}\n", get(l).map(String::as_str).unwrap_or(""));
-            l += 1;
-        }
-        out += &format!(
-            "{:7}  {}\n",
-            rel(l),
-            get(l).map(String::as_str).unwrap_or("")
-        );
-        l += 1;
-    }
-    let end = end.unwrap_or(l + 2);
-    while l <= end {
-        let Some(t) = get(l) else { break };
-        out += &format!("         {t}\n");
-        l += 1;
-    }
-    out
 }
 
 /// perf probe's default filter of `--vars`, on the names.

@@ -6,8 +6,6 @@
 //! each address the scope declared nearest before the line (perf's
 //! find_best_scope with no function name).
 
-use gimli::UnitOffset;
-
 use crate::dwarf::{bad, Dwarf, Unit};
 use crate::dwarf_lines::{tail_eq, UnitView};
 use crate::srcplace::{SourceProbe, Spot};
@@ -40,31 +38,6 @@ pub fn units_with_file(dw: &Dwarf<'_>, want: &str) -> Result<Vec<(usize, String)
         }
     }
     Ok(out)
-}
-
-/// perf's find_best_scope_cb without a function name: of `chain`, the
-/// function or copy declared in `fname` nearest before `line` (the
-/// first of equals).
-pub fn nearest_declared<'a>(
-    dw: &Dwarf<'a>,
-    unit: &Unit<'a>,
-    chain: impl Iterator<Item = UnitOffset>,
-    fname: &str,
-    line: u64,
-) -> Option<UnitOffset> {
-    let mut best: Option<(u64, UnitOffset)> = None;
-    for o in chain {
-        if dw.decl_file(unit, o).as_deref() != Some(fname) {
-            continue;
-        }
-        let Some(decl) = Dwarf::decl_line(unit, o).filter(|&d| d < line) else {
-            continue;
-        };
-        if best.is_none_or(|(d, _)| line - decl < d) {
-            best = Some((line - decl, o));
-        }
-    }
-    best.map(|(_, o)| o)
 }
 
 impl Ctx<'_> {

@@ -15,10 +15,10 @@ use crate::debugfile::{self, DebugFile};
 use crate::dwarf::{bad, Dwarf, Unit};
 use crate::dwarf_index::{self, FuncDie, Index};
 use crate::dwarf_lines::{real_function, subtree, tail_eq, UnitView};
+use crate::dwarf_scope;
 use crate::dwarf_vars::{self, Fetch};
 use crate::line::{Planned, Target};
 use crate::srcfile;
-use crate::srcfile_points;
 use crate::srcplace::{self, SourceProbe, Spot};
 
 /// Where the debug info and the sources are, and what the user asked.
@@ -395,7 +395,7 @@ impl<'a> Ctx<'a> {
                 self.dw.decl_file(unit, o).as_deref() == Some(fname)
                     && self.dw.name(unit, o).as_deref() == Some(func)
             }),
-            Scope::Line(fname, line) => srcfile_points::nearest_declared(
+            Scope::Line(fname, line) => dwarf_scope::nearest_declared(
                 &self.dw,
                 unit,
                 chain.map(|(_, n)| n.off),
@@ -422,7 +422,14 @@ impl<'a> Ctx<'a> {
             self.dw.entry_pc(&unit, &spe).unwrap_or(0),
             ranges.first().map(|r| r.1).unwrap_or(0),
         );
-        let args = &argexpand::expand(&self.dw, &unit, p, sp_range, args)?;
+        let at = argexpand::At {
+            addr: p.addr,
+            scope: p.scope,
+            sp: p.sp,
+            origin: p.origin,
+            sp_range,
+        };
+        let args = &argexpand::expand(&self.dw, &unit, at, args)?;
         let mut out = Vec::new();
         for a in args {
             if a.raw {
