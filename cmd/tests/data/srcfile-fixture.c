@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-// A small program with DWARF for cmd/tests/srcfile.rs: places by source
-// line and pattern, $params and $vars, bit-field members, globals for
-// --externs. Built (and the built file committed as srcfile-fixture)
-// in the root (gcc 14, DWARF 5) with:
+// DWARF for cmd/tests/srcfile.rs: places by source line and pattern,
+// $params and $vars, bit-field members, globals for --externs. Built in
+// the root (gcc 14, DWARF 5; the flags keep weigh and pick out of line)
+// as srcfile-fixture, committed, with:
 //   gcc -g -O2 -fno-inline-functions -fno-inline-small-functions \
 //       -fno-inline-functions-called-once -fno-asynchronous-unwind-tables \
 //       -nostdlib -static -Wl,--build-id -o srcfile-fixture srcfile-fixture.c
@@ -24,7 +24,7 @@ long seen;
 static const char *const names[] = { "a", "b" };
 void *anchor;
 
-__attribute__((noinline)) long weigh(struct item *it, int times)
+long weigh(struct item *it, int times)
 {
 	long w = it->weight;
 	int i;
@@ -35,7 +35,7 @@ __attribute__((noinline)) long weigh(struct item *it, int times)
 	return w;
 }
 
-__attribute__((noinline)) int pick(struct item *it, int which)
+int pick(struct item *it, int which)
 {
 	int got = it->f.lo + which;
 
