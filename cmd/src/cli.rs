@@ -20,6 +20,9 @@ A LINE is any line of dynprobe's control files; the form picks the file:
 or perf probe's shorthand, [[GROUP:]EVENT=]FUNC[%return|+OFFS] [ARG...],
 which becomes an fprobe line: 'vfs_read file count' is
 'f:probe/vfs_read vfs_read file count' (kprobe 'p:...' for FUNC+OFFS).
+perf's source-level places, FUNC[@SRC][:RLN|;PTN], SRC:ALN and SRC;PTN,
+with variables by name, members, bit-fields, $params and $vars, become
+kprobe lines computed from the kernel's DWARF (--debuginfo, --source).
 With -x BIN (add, check, trace), each LINE is perf probe's form on the
 executable or shared library BIN, a uprobe line of uprobe_events at the
 file offset its ELF file gives:
