@@ -196,6 +196,27 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
     Ok(match cli.sub {
         None => Cmd::Help(None),
         Some(Sub::List {
+            funcs: true,
+            line: None,
+            vars: None,
+            exec: None,
+            glob,
+            debuginfo,
+            ..
+        }) => Cmd::ListSource {
+            what: crate::list_source::What::Funcs,
+            place: glob.unwrap_or_default(),
+            opts: source_options(debuginfo, None, false),
+        },
+        Some(Sub::List { funcs: true, .. }) => {
+            return Err("list: --funcs takes a filter, not --line, --vars or -x".into())
+        }
+        Some(Sub::List {
+            externs: true,
+            vars: None,
+            ..
+        }) => return Err("list: --externs goes with --vars".into()),
+        Some(Sub::List {
             line: Some(place),
             vars: None,
             debuginfo,
@@ -213,12 +234,17 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
         Some(Sub::List {
             vars: Some(place),
             line: None,
+            externs,
             debuginfo,
             source,
             exec,
             ..
         }) => Cmd::ListSource {
-            what: crate::list_source::What::Vars,
+            what: if externs {
+                crate::list_source::What::Externs
+            } else {
+                crate::list_source::What::Vars
+            },
             place,
             opts: crate::srcprobe::Options {
                 exec: exec.map(Into::into),

@@ -20,6 +20,9 @@ A LINE is any line of dynprobe's control files; the form picks the file:
 or perf probe's shorthand, [[GROUP:]EVENT=]FUNC[%return|+OFFS] [ARG...],
 which becomes an fprobe line: 'vfs_read file count' is
 'f:probe/vfs_read vfs_read file count' (kprobe 'p:...' for FUNC+OFFS).
+perf's source-level places, FUNC[@SRC][:RLN|;PTN], SRC:ALN and SRC;PTN,
+with variables by name, members, bit-fields, $params and $vars, become
+kprobe lines computed from the kernel's DWARF (--debuginfo, --source).
 With -x BIN (add, check, trace), each LINE is perf probe's form on the
 executable or shared library BIN, a uprobe line of uprobe_events at the
 file offset its ELF file gives:
@@ -96,8 +99,8 @@ Example:
         #[arg(short = 'x', long = "exec", value_name = "BIN",
               value_hint = ValueHint::FilePath)]
         exec: Option<String>,
-        /// the source lines of FUNC[:RLN[+N|-RLN2]], the probe-able ones
-        /// numbered as perf probe numbers them
+        /// the source lines of FUNC[:RLN[+N|-RLN2]] or SRC:ALN[+N|-ALN2],
+        /// the probe-able ones numbered as perf probe numbers them
         #[arg(long, value_name = "PLACE", allow_hyphen_values = true,
               value_hint = ValueHint::Other)]
         line: Option<String>,
@@ -105,6 +108,13 @@ Example:
         #[arg(long, value_name = "PLACE", allow_hyphen_values = true,
               value_hint = ValueHint::Other)]
         vars: Option<String>,
+        /// with --vars: the global variables of PLACE's unit too
+        #[arg(long)]
+        externs: bool,
+        /// the functions of the debug file's .text that GLOB passes, a
+        /// perf probe filter (!, &, |, parentheses; default '!_* & !*@plt')
+        #[arg(long)]
+        funcs: bool,
         /// the kernel's debug file (a vmlinux with DWARF) for source-level
         /// places, or with -x BIN's; default: found by build id and
         /// Debian's paths (BIN's own DWARF or debug link first)

@@ -10,17 +10,21 @@
 use gimli::{AttributeValue, Operation, UnitOffset};
 
 use crate::dwarf::{bad, Dwarf, Unit};
+use crate::dwarf_bitfield;
 use crate::dwarf_lines::{reached, Node};
 use crate::srcplace::Field;
 
 /// A fetch argument being built: a base (`%di`, `@jiffies`, `\5`) and
 /// the dereferences around it, innermost first.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Fetch {
     /// The base.
     pub base: String,
     /// The offsets of the dereferences, innermost first.
     pub refs: Vec<i64>,
+    /// A bit-field member's place in the word the last dereference
+    /// reads (its type becomes `bWIDTH@OFFSET/CONTAINER`).
+    pub bitfield: Option<dwarf_bitfield::BitField>,
 }
 
 impl Fetch {
@@ -181,6 +185,7 @@ pub fn location<'a>(
     let static_var = || Fetch {
         base: format!("@{name}"),
         refs: vec![0],
+        bitfield: None,
     };
     if e.attr_value(gimli::DW_AT_external).ok().flatten().is_some() {
         return Ok(static_var());
@@ -196,6 +201,7 @@ pub fn location<'a>(
         return Ok(Fetch {
             base: format!("\\{n}"),
             refs: Vec::new(),
+            bitfield: None,
         });
     }
     let Some(loc) = e.attr_value(gimli::DW_AT_location).ok().flatten() else {
@@ -231,6 +237,7 @@ pub fn location<'a>(
             Fetch {
                 base: register(r).ok_or_else(unsupported)?.to_string(),
                 refs: vec![o + offset],
+                bitfield: None,
             }
         }
         Operation::RegisterOffset {
@@ -238,10 +245,12 @@ pub fn location<'a>(
         } => Fetch {
             base: reg(register)?,
             refs: vec![offset],
+            bitfield: None,
         },
         Operation::Register { register } => Fetch {
             base: reg(register)?,
             refs: Vec::new(),
+            bitfield: None,
         },
         _ => return Err(unsupported()),
     })
@@ -304,46 +313,79 @@ fn udata(unit: &Unit<'_>, off: UnitOffset, at: gimli::DwAt) -> Option<u64> {
     unit.entry(off).ok()?.attr_value(at).ok()??.udata_value()
 }
 
-/// A type's name as perf probe's --vars prints it: `struct file*`,
-/// `char*` for `const char *` (perf names no qualifier).
-pub fn type_name<'a>(dw: &Dwarf<'a>, unit: &Unit<'a>, off: Option<UnitOffset>) -> String {
-    let Some(off) = off else {
-        return "void".into();
-    };
-    let mut depth = 0;
-    type_name_at(dw, unit, off, &mut depth)
+/// The byte size of DIE `off`'s type.
+fn type_size(unit: &Unit<'_>, off: UnitOffset) -> Option<u64> {
+    udata(
+        unit,
+        real_type(unit, type_of(unit, off)?)?,
+        gimli::DW_AT_byte_size,
+    )
 }
 
-fn type_name_at<'a>(dw: &Dwarf<'a>, unit: &Unit<'a>, off: UnitOffset, depth: &mut u32) -> String {
-    *depth += 1;
-    if *depth > 32 {
-        return "...".into();
-    }
-    let name = dw.name(unit, off);
-    let inner = |d: &mut u32| match type_of(unit, off) {
-        Some(t) => type_name_at(dw, unit, t, d),
-        None => "void".into(),
-    };
-    match tag(unit, off) {
-        Some(gimli::DW_TAG_pointer_type) => format!("{}*", inner(depth)),
-        // perf's __die_get_real_type: qualifiers are not named.
-        Some(
+/// A type's name as perf probe's --vars prints it (its
+/// die_get_typename): `struct file*`, qualifiers left out, typedefs by
+/// name, `(unknown_type)` for what has no name.
+pub fn type_name<'a>(dw: &Dwarf<'a>, unit: &Unit<'a>, off: Option<UnitOffset>) -> String {
+    let mut depth = 0;
+    off.and_then(|o| type_name_at(dw, unit, o, &mut depth))
+        .unwrap_or_else(|| "(unknown_type)".into())
+}
+
+/// The type `off` less its qualifiers (perf's __die_get_real_type,
+/// which keeps typedefs).
+fn unqualified(unit: &Unit<'_>, mut off: UnitOffset) -> Option<UnitOffset> {
+    for _ in 0..64 {
+        match tag(unit, off)? {
             gimli::DW_TAG_const_type
             | gimli::DW_TAG_volatile_type
             | gimli::DW_TAG_restrict_type
-            | gimli::DW_TAG_shared_type,
-        ) => inner(depth),
-        Some(gimli::DW_TAG_array_type) => format!("{}[]", inner(depth)),
-        Some(gimli::DW_TAG_structure_type) => format!("struct {}", name.unwrap_or_default()),
-        Some(gimli::DW_TAG_union_type) => format!("union {}", name.unwrap_or_default()),
-        Some(gimli::DW_TAG_enumeration_type) => format!("enum {}", name.unwrap_or_default()),
-        Some(gimli::DW_TAG_subroutine_type) => "(function_type)".into(),
-        _ => name.unwrap_or_else(|| inner(depth)),
+            | gimli::DW_TAG_shared_type => off = type_of(unit, off)?,
+            _ => return Some(off),
+        }
+    }
+    None
+}
+
+fn type_name_at<'a>(
+    dw: &Dwarf<'a>,
+    unit: &Unit<'a>,
+    off: UnitOffset,
+    depth: &mut u32,
+) -> Option<String> {
+    *depth += 1;
+    if *depth > 32 {
+        return None;
+    }
+    let off = unqualified(unit, off)?;
+    let t = tag(unit, off)?;
+    let suffix = match t {
+        gimli::DW_TAG_pointer_type => "*",
+        gimli::DW_TAG_array_type => "[]",
+        gimli::DW_TAG_subroutine_type => return Some("(function_type)".into()),
+        _ => {
+            let name = dw.name(unit, off);
+            let prefix = match t {
+                gimli::DW_TAG_union_type => "union ",
+                gimli::DW_TAG_structure_type => "struct ",
+                gimli::DW_TAG_enumeration_type => "enum ",
+                _ => "",
+            };
+            if prefix.is_empty() && name.is_none() {
+                return None;
+            }
+            return Some(format!("{prefix}{}", name.unwrap_or_default()));
+        }
+    };
+    match type_of(unit, off) {
+        Some(inner) => Some(format!("{}{suffix}", type_name_at(dw, unit, inner, depth)?)),
+        // A void pointer has no type.
+        None if t == gimli::DW_TAG_pointer_type => Some("void*".into()),
+        None => None,
     }
 }
 
 /// A member `name` of struct or union `ty` (looking into unnamed
-/// members): the offset and the member's DIE.
+/// members): its offset in bits (a bit-field's lowest bit) and its DIE.
 fn member<'a>(
     dw: &Dwarf<'a>,
     unit: &Unit<'a>,
@@ -366,11 +408,7 @@ fn member<'a>(
         let off = if is_union {
             0
         } else {
-            e.attr_value(gimli::DW_AT_data_member_location)
-                .ok()
-                .flatten()
-                .and_then(|v| v.udata_value())
-                .unwrap_or(0)
+            dwarf_bitfield::member_bits(unit, e.offset(), type_size(unit, e.offset()))
         };
         match dw.name(unit, e.offset()) {
             Some(n) if n == name => return Some((off, e.offset())),
@@ -378,7 +416,7 @@ fn member<'a>(
             None => {
                 let t = real_type(unit, type_of(unit, e.offset())?)?;
                 if let Some((o, m)) = member(dw, unit, t, name, depth + 1) {
-                    return Some((off + o, m));
+                    return Some((off.saturating_add(o), m));
                 }
             }
         }
@@ -468,9 +506,11 @@ pub fn fields<'a>(
                         dw.name(unit, st).unwrap_or_default()
                     )
                 })?;
+                let bits = dwarf_bitfield::place(unit, mdie, off, type_size(unit, mdie));
                 if let Some(last) = fetch.refs.last_mut() {
-                    *last += off as i64;
+                    *last += bits.map_or(off / 8, |b| b.byte) as i64;
                 }
+                fetch.bitfield = bits;
                 cur = mdie;
                 curname = m.clone();
             }
@@ -505,7 +545,12 @@ pub fn fetch_type<'a>(
         type_of(unit, die).and_then(|t| real_type(unit, t))
     } else {
         if udata(unit, die, gimli::DW_AT_bit_size).is_some() {
-            return Err("bit fields are not supported yet".into());
+            // perf's convert_variable_type: a bit-field's own type.
+            let name = dw.name(unit, die).unwrap_or_default();
+            let b = fetch
+                .bitfield
+                .ok_or_else(|| format!("Failed to get the offset of {name}."))?;
+            return Ok(Some(b.type_text()));
         }
         type_of(unit, die).and_then(|t| real_type(unit, t))
     };
@@ -571,16 +616,19 @@ mod tests {
         let f = Fetch {
             base: "%r13".into(),
             refs: vec![32, 64],
+            bitfield: None,
         };
         assert_eq!(f.text(), "+64(+32(%r13))");
         let f = Fetch {
             base: "%sp".into(),
             refs: vec![-8],
+            bitfield: None,
         };
         assert_eq!(f.text(), "-8(%sp)");
         let f = Fetch {
             base: "@generic_ro_fops".into(),
             refs: vec![40, 8],
+            bitfield: None,
         };
         assert_eq!(f.text(), "+8(@generic_ro_fops+40)");
         assert_eq!(register(5), Some("%di"));

@@ -3,6 +3,7 @@
 //! dynprobe's events from one command. Each line is checked on the host
 //! by the module's own language crate before it is written.
 
+pub mod argexpand;
 pub mod args;
 pub mod btfnames;
 pub mod check;
@@ -11,17 +12,23 @@ pub mod complete;
 pub mod debugfile;
 pub mod docs;
 pub mod dwarf;
+pub mod dwarf_bitfield;
 pub mod dwarf_index;
 pub mod dwarf_lines;
+pub mod dwarf_scope;
 pub mod dwarf_vars;
 pub mod held_child;
 pub mod line;
 pub mod list;
 pub mod list_binary;
+pub mod list_file;
+pub mod list_funcs;
 pub mod list_source;
 pub mod srcfile;
+pub mod srcfile_points;
 pub mod srcplace;
 pub mod srcprobe;
+pub mod strfilter;
 pub mod trace;
 pub mod tracefs;
 pub mod user_debuginfo;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! `dynprobe list --line FUNC[:RLN[+N|-RLN2]]` and `list --vars PLACE`:
+//! `dynprobe list --line FUNC[:RLN[+N|-RLN2]]` (`SRC:ALN...` in
+//! list_file.rs) and `list --vars PLACE`:
 //! a function's source lines with the probe-able ones numbered from its
 //! declaration line, as `perf probe -L` prints them, and the variables
 //! visible at a place with their types, as `perf probe -V` does.
@@ -11,9 +12,9 @@ use gimli::UnitOffset;
 use crate::dwarf::{bad, Dwarf};
 use crate::dwarf_lines::{subtree, tail_eq, UnitView};
 use crate::dwarf_vars;
-use crate::srcfile;
+use crate::list_file::show;
 use crate::srcplace;
-use crate::srcprobe::{release_of, with_debuginfo, Ctx, Options};
+use crate::srcprobe::{with_debuginfo, Ctx, Options};
 
 /// What `list` shows of a place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,20 +23,15 @@ pub enum What {
     Lines,
     /// `--vars`.
     Vars,
+    /// `--vars --externs`: with the unit's global variables.
+    Externs,
+    /// `--funcs`: the place is the filter (empty: perf's default).
+    Funcs,
 }
 
-/// Runs `list --line` or `list --vars`; the exit status.
+/// Runs `list --line`, `--vars` or `--funcs`; the exit status.
 pub fn run(what: What, place: &str, opts: &Options) -> i32 {
-    let list = |ctx: &mut Ctx<'_>| match what {
-        What::Lines => lines(ctx, place),
-        What::Vars => vars(ctx, place),
-    };
-    // -x BIN: the user binary's DWARF.
-    let r = match &opts.exec {
-        Some(bin) => crate::user_srcprobe::with_debuginfo(bin, opts, list),
-        None => with_debuginfo(opts, list),
-    };
-    match r {
+    match text(what, place, opts) {
         Ok(text) => {
             print!("{text}");
             0
@@ -43,6 +39,26 @@ pub fn run(what: What, place: &str, opts: &Options) -> i32 {
         Err(e) => {
             eprintln!("dynprobe: {e}");
             1
+        }
+    }
+}
+
+/// What `run` prints.
+pub fn text(what: What, place: &str, opts: &Options) -> Result<String, String> {
+    match what {
+        // The symbol table alone: no DWARF read.
+        What::Funcs => crate::debugfile::DebugFile::locate(opts.debuginfo.as_deref())
+            .and_then(|f| crate::list_funcs::run(&f, Some(place).filter(|p| !p.is_empty()))),
+        _ => {
+            let list = |ctx: &mut Ctx<'_>| match what {
+                What::Lines => lines(ctx, place),
+                _ => vars(ctx, place, what == What::Externs),
+            };
+            // -x BIN: the user binary's DWARF.
+            match &opts.exec {
+                Some(bin) => crate::user_srcprobe::with_debuginfo(bin, opts, list),
+                None => with_debuginfo(opts, list),
+            }
         }
     }
 }
@@ -83,6 +99,9 @@ fn parse_range(s: &str) -> Result<(String, Option<String>, u64, u64), String> {
 }
 
 fn lines(ctx: &mut Ctx<'_>, place: &str) -> Result<String, String> {
+    if crate::list_file::is_file_range(place) {
+        return crate::list_file::lines(ctx, place);
+    }
     let (func, file, rstart, rend) = parse_range(place)?;
     let dies = ctx.function_dies(&func, file.as_deref())?;
     let Some(f) = dies.first().copied() else {
@@ -115,54 +134,19 @@ fn lines(ctx: &mut Ctx<'_>, place: &str) -> Result<String, String> {
             set.insert(l.line);
         }
     }
-    let (comp, _) = ctx.dw.unit_dirs(&unit);
-    let roots = srcfile::roots(
-        ctx.opts.source.as_deref(),
-        comp.as_deref(),
-        release_of(&ctx.file.path).as_deref(),
-    );
-    let src = srcfile::find(&roots, &fname);
-    let text = src.as_deref().and_then(srcfile::read_lines);
-    let shown = src
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| fname.clone());
-    let mut out = format!("<{func}@{shown}:{rstart}>\n");
-    let rel = |l: u64| l.saturating_sub(decl);
-    let Some(text) = text else {
-        // No source: the numbers alone.
-        for l in &set {
-            out += &format!("{:7}\n", rel(*l));
-        }
-        return Ok(out);
-    };
-    let get = |l: u64| text.get((l as usize).wrapping_sub(1));
-    let mut l = lno_s;
-    for &n in &set {
-        while l < n {
-            out += &format!("         {}\n", get(l).map(String::as_str).unwrap_or(""));
-            l += 1;
-        }
-        out += &format!(
-            "{:7}  {}\n",
-            rel(l),
-            get(l).map(String::as_str).unwrap_or("")
-        );
-        l += 1;
-    }
-    let end = if rend == u64::MAX { l + 2 } else { lno_e };
-    while l <= end {
-        let Some(t) = get(l) else { break };
-        out += &format!("         {t}\n");
-        l += 1;
-    }
-    Ok(out)
+    let head = |shown: &str| format!("<{func}@{shown}:{rstart}>\n");
+    let end = (rend != u64::MAX).then_some(lno_e);
+    Ok(show(ctx, &unit, &fname, head, &set, lno_s, end, decl))
 }
 
-fn vars(ctx: &mut Ctx<'_>, place: &str) -> Result<String, String> {
+/// perf probe's default filter of `--vars`, on the names.
+const VAR_FILTER: &str = "!__k???tab_* & !__crc_*";
+
+fn vars(ctx: &mut Ctx<'_>, place: &str, externs: bool) -> Result<String, String> {
+    let filter = crate::strfilter::Filter::parse(VAR_FILTER)?;
     let sp = srcplace::parse(place).map_err(|e| e.to_string())?;
     let points = ctx.points(&sp)?;
-    let mut out = format!("Available variables at {place}\n");
+    let mut out = format!("Available variables at {}\n", point_text(&sp.place));
     for p in &points {
         let unit = ctx.dw.unit(p.cu)?;
         let sym = ctx
@@ -196,16 +180,85 @@ fn vars(ctx: &mut Ctx<'_>, place: &str) -> Result<String, String> {
             let ty = dwarf_vars::type_name(&ctx.dw, &unit, dwarf_vars::type_of(&unit, n.off));
             found.insert(format!("{ty}\t{name}"));
         }
-        for v in found {
+        if externs {
+            // perf's collect_variables_cb on the unit's own children.
+            for g in dwarf_vars::globals(&unit)? {
+                let Some(name) = ctx.dw.name(&unit, g) else {
+                    continue;
+                };
+                if dwarf_vars::location(&ctx.dw, &unit, g, p.addr, p.sp, sp_range).is_err() {
+                    continue;
+                }
+                let ty = dwarf_vars::type_name(&ctx.dw, &unit, dwarf_vars::type_of(&unit, g));
+                found.insert(format!("{ty}\t{name}"));
+            }
+        }
+        let shown: Vec<_> = found
+            .iter()
+            .filter(|v| filter.matches(v.split_once('\t').map_or(v.as_str(), |(_, n)| n)))
+            .collect();
+        if shown.is_empty() {
+            out += "\t\t(No matched variables)\n";
+        }
+        for v in shown {
             out += &format!("\t\t{v}\n");
         }
     }
     Ok(out)
 }
 
+/// A place as perf's synthesize_perf_probe_point writes it:
+/// FUNC[+OFFS|:RLN|%return][@SRC][:ALN], SRC shortened to its last 30
+/// bytes from a `/`; a pattern is left out.
+pub fn point_text(p: &srcplace::Place) -> String {
+    let mut out = String::new();
+    if let Some(f) = &p.func {
+        out += f;
+        match p.spot {
+            srcplace::Spot::Entry(o) if o > 0 => out += &format!("+{o}"),
+            srcplace::Spot::RelLine(l) if l > 0 => out += &format!(":{l}"),
+            srcplace::Spot::Return => out += "%return",
+            _ => {}
+        }
+    }
+    if let Some(file) = &p.file {
+        let mut tail = file.as_str();
+        if file.len() > 30 {
+            let cut = file.len() - 30;
+            tail = match file.get(cut..).and_then(|t| t.find('/')) {
+                Some(i) => &file[cut + i + 1..],
+                None => file.get(cut..).unwrap_or(file),
+            };
+        }
+        out += &format!("@{tail}");
+        if let (None, srcplace::Spot::AbsLine(l)) = (&p.func, &p.spot) {
+            out += &format!(":{l}");
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn point_texts() {
+        let t = |s: &str| point_text(&srcplace::parse(s).unwrap().place);
+        assert_eq!(t("vfs_read:12"), "vfs_read:12");
+        assert_eq!(t("vfs_read+4"), "vfs_read+4");
+        assert_eq!(t("vfs_read%return"), "vfs_read%return");
+        assert_eq!(t("fs/read_write.c:566"), "@fs/read_write.c:566");
+        assert_eq!(
+            t("vfs_read@fs/read_write.c:3"),
+            "vfs_read:3@fs/read_write.c"
+        );
+        assert_eq!(t("fs/read_write.c;ret=*"), "@fs/read_write.c");
+        assert_eq!(
+            t("drivers/gpu/drm/amd/display/dc/core/dc_resource.c:9"),
+            "@display/dc/core/dc_resource.c:9"
+        );
+    }
 
     #[test]
     fn ranges() {

@@ -10,10 +10,12 @@ use std::path::{Path, PathBuf};
 
 use gimli::UnitOffset;
 
+use crate::argexpand;
 use crate::debugfile::{self, DebugFile};
 use crate::dwarf::{bad, Dwarf, Unit};
 use crate::dwarf_index::{self, FuncDie, Index};
 use crate::dwarf_lines::{real_function, subtree, tail_eq, UnitView};
+use crate::dwarf_scope;
 use crate::dwarf_vars::{self, Fetch};
 use crate::line::{Planned, Target};
 use crate::srcfile;
@@ -85,6 +87,21 @@ pub struct Point {
     /// Found as one of an inline function's instances: a copy where an
     /// argument cannot be fetched is left out, not an error.
     pub instance: bool,
+    /// The function DIE the place named (none for a source file place):
+    /// `$vars` looks into inline copies of it only.
+    pub origin: Option<UnitOffset>,
+}
+
+/// Which of the scopes holding a line's address a point takes (perf's
+/// find_best_scope).
+#[derive(Clone, Copy, Debug)]
+pub enum Scope<'s> {
+    /// The function or inline copy of this name declared in this file
+    /// (a place named by function), whose DIE is the third.
+    Function(&'s str, &'s str, UnitOffset),
+    /// The one declared nearest before this line of this file (a place
+    /// named by source file).
+    Line(&'s str, u64),
 }
 
 /// The instances of abstract function `die` (see `Ctx::instances`).
@@ -184,7 +201,7 @@ impl<'a> Ctx<'a> {
     /// The points of a place.
     pub fn points(&mut self, sp: &SourceProbe) -> Result<Vec<Point>, String> {
         let Some(func) = sp.place.func.clone() else {
-            return Err("a source file place (SRC:LINE, SRC;PATTERN) is not supported yet: name the function (FUNC:LINE)".into());
+            return self.file_points(sp);
         };
         let dies = self.function_dies(&func, sp.place.file.as_deref())?;
         let mut out = Vec::new();
@@ -239,6 +256,7 @@ impl<'a> Ctx<'a> {
                             sp: real,
                             line: None,
                             instance: f.inline,
+                            origin: Some(die),
                         });
                     }
                 }
@@ -261,18 +279,8 @@ impl<'a> Ctx<'a> {
                                 ));
                             }
                         }
-                        let Some(real) = real_function(&view.funcs, l.addr) else {
-                            continue;
-                        };
-                        let scope = self.best_scope(&unit, real, l.addr, &func, &fname)?;
-                        out.push(Point {
-                            cu: f.cu,
-                            addr: l.addr,
-                            scope,
-                            sp: real,
-                            line: Some(*rel),
-                            instance: false,
-                        });
+                        let at = Scope::Function(&func, &fname, die);
+                        out.extend(self.point_at(&unit, &view, f.cu, l.addr, *rel, at, false)?);
                     }
                 }
                 Spot::Pattern(pat) => {
@@ -289,18 +297,10 @@ impl<'a> Ctx<'a> {
                             if !wanted.contains(&l.line) || !tail_eq(&l.file, &fname) {
                                 continue;
                             }
-                            let Some(real) = real_function(&view.funcs, l.addr) else {
-                                continue;
-                            };
-                            let scope = self.best_scope(&unit, real, l.addr, &func, &fname)?;
-                            out.push(Point {
-                                cu: f.cu,
-                                addr: l.addr,
-                                scope,
-                                sp: real,
-                                line: Some(l.line),
-                                instance: f.inline,
-                            });
+                            let at = Scope::Function(&func, &fname, die);
+                            let p =
+                                self.point_at(&unit, &view, f.cu, l.addr, l.line, at, f.inline)?;
+                            out.extend(p);
                         }
                     }
                 }
@@ -317,7 +317,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// The lines of `fname` that the lazy pattern matches.
-    fn pattern_lines(
+    pub(crate) fn pattern_lines(
         &self,
         unit: &Unit<'a>,
         fname: &str,
@@ -342,33 +342,70 @@ impl<'a> Ctx<'a> {
             .collect())
     }
 
-    /// perf's find_best_scope: the function or inline copy named `func`
-    /// declared in `fname` holding `addr`, outermost first; else the
-    /// function itself.
+    /// The point at line-table address `addr` (of line `line`): the
+    /// function holding it and the scope `at` picks there, as perf's
+    /// line walkers find them; none outside any function.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn point_at(
+        &self,
+        unit: &Unit<'a>,
+        view: &UnitView<'_, 'a>,
+        cu: usize,
+        addr: u64,
+        line: u64,
+        at: Scope<'_>,
+        instance: bool,
+    ) -> Result<Option<Point>, String> {
+        let Some(real) = real_function(&view.funcs, addr) else {
+            return Ok(None);
+        };
+        let scope = self.best_scope(unit, real, addr, at)?;
+        let origin = match at {
+            Scope::Function(_, _, die) => Some(die),
+            Scope::Line(..) => None,
+        };
+        Ok(Some(Point {
+            cu,
+            addr,
+            scope,
+            sp: real,
+            line: Some(line),
+            instance,
+            origin,
+        }))
+    }
+
+    /// perf's find_best_scope: along the function holding `addr` and
+    /// the inline copies in it that hold `addr`, outermost first, the
+    /// one `at` asks for; else the function itself.
     fn best_scope(
         &self,
         unit: &Unit<'a>,
         real: UnitOffset,
         addr: u64,
-        func: &str,
-        fname: &str,
+        at: Scope<'_>,
     ) -> Result<UnitOffset, String> {
         let nodes = subtree(&self.dw, unit, real)?;
-        for (i, n) in nodes.iter().enumerate() {
-            if i > 0
-                && (n.tag != gimli::DW_TAG_inlined_subroutine
-                    || !n.has_pc(addr)
-                    || !crate::dwarf_lines::reached(&nodes, i, addr))
-            {
-                continue;
-            }
-            if self.dw.decl_file(unit, n.off).as_deref() == Some(fname)
-                && self.dw.name(unit, n.off).as_deref() == Some(func)
-            {
-                return Ok(n.off);
-            }
-        }
-        Ok(real)
+        let chain = nodes.iter().enumerate().filter(|&(i, n)| {
+            i == 0
+                || (n.tag == gimli::DW_TAG_inlined_subroutine
+                    && n.has_pc(addr)
+                    && crate::dwarf_lines::reached(&nodes, i, addr))
+        });
+        let found = match at {
+            Scope::Function(func, fname, _) => chain.map(|(_, n)| n.off).find(|&o| {
+                self.dw.decl_file(unit, o).as_deref() == Some(fname)
+                    && self.dw.name(unit, o).as_deref() == Some(func)
+            }),
+            Scope::Line(fname, line) => dwarf_scope::nearest_declared(
+                &self.dw,
+                unit,
+                chain.map(|(_, n)| n.off),
+                fname,
+                line,
+            ),
+        };
+        Ok(found.unwrap_or(real))
     }
 
     /// The fetch arguments at a point.
@@ -387,6 +424,14 @@ impl<'a> Ctx<'a> {
             self.dw.entry_pc(&unit, &spe).unwrap_or(0),
             ranges.first().map(|r| r.1).unwrap_or(0),
         );
+        let at = argexpand::At {
+            addr: p.addr,
+            scope: p.scope,
+            sp: p.sp,
+            origin: p.origin,
+            sp_range,
+        };
+        let args = &argexpand::expand(&self.dw, &unit, at, args)?;
         let mut out = Vec::new();
         for a in args {
             if a.raw {
@@ -428,7 +473,16 @@ impl<'a> Ctx<'a> {
         let sp = srcplace::parse(text).map_err(|e| e.to_string())?;
         let points = self.points(&sp)?;
         let ret = sp.place.spot == Spot::Return;
-        let func = sp.place.func.clone().unwrap_or_default();
+        // A place named by file takes its first point's function's name,
+        // as perf names each probe of it.
+        let func = match (&sp.place.func, points.first()) {
+            (Some(f), _) => f.clone(),
+            (None, Some(p)) => {
+                let unit = self.dw.unit(p.cu)?;
+                self.dw.name(&unit, p.scope).unwrap_or_default()
+            }
+            (None, None) => String::new(),
+        };
         let event = match (&sp.event, &sp.place.spot) {
             (Some(e), _) => e.clone(),
             (None, Spot::RelLine(l)) => format!("{func}_L{l}"),
