@@ -13,6 +13,7 @@ pub mod docs;
 pub mod dwarf;
 pub mod dwarf_index;
 pub mod dwarf_lines;
+pub mod dwarf_reloc;
 pub mod dwarf_vars;
 pub mod held_child;
 pub mod line;
