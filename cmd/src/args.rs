@@ -120,11 +120,13 @@ fn source_options(
     debuginfo: Option<String>,
     source: Option<String>,
     definition: bool,
+    module: Option<String>,
 ) -> crate::srcprobe::Options {
     crate::srcprobe::Options {
         debuginfo: debuginfo.map(Into::into),
         source: source.map(Into::into),
         definition,
+        module,
     }
 }
 
@@ -199,28 +201,33 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
             vars: None,
             debuginfo,
             source,
+            module,
             ..
         }) => Cmd::ListSource {
             what: crate::list_source::What::Lines,
             place,
-            opts: source_options(debuginfo, source, false),
+            opts: source_options(debuginfo, source, false, module),
         },
         Some(Sub::List {
             vars: Some(place),
             line: None,
             debuginfo,
             source,
+            module,
             ..
         }) => Cmd::ListSource {
             what: crate::list_source::What::Vars,
             place,
-            opts: source_options(debuginfo, source, false),
+            opts: source_options(debuginfo, source, false, module),
         },
         Some(Sub::List {
             line: Some(_),
             vars: Some(_),
             ..
         }) => return Err("list: --line or --vars, not both".into()),
+        Some(Sub::List {
+            module: Some(_), ..
+        }) => return Err("list: -m MODULE goes with --line or --vars".into()),
         Some(Sub::List {
             glob,
             verbose,
@@ -239,8 +246,9 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
             definition,
             debuginfo,
             source,
+            module,
         }) => with_source(
-            source_options(debuginfo, source, definition),
+            source_options(debuginfo, source, definition, module),
             // -D prints what the debug info says, as perf probe -D: not
             // checked against the running kernel.
             Cmd::Add {
@@ -257,8 +265,9 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
             lines,
             debuginfo,
             source,
+            module,
         }) => with_source(
-            source_options(debuginfo, source, false),
+            source_options(debuginfo, source, false, module),
             Cmd::Check { lines, exec },
         ),
         Some(Sub::Trace {
@@ -269,9 +278,10 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
             lines,
             debuginfo,
             source,
+            module,
             cmd: _,
         }) => with_source(
-            source_options(debuginfo, source, false),
+            source_options(debuginfo, source, false, module),
             Cmd::Trace {
                 lines,
                 filter,

@@ -12,8 +12,7 @@ use std::collections::HashMap;
 
 use object::read::elf::{ElfFile64, SectionHeader};
 use object::{
-    Endianness, Object, ObjectSection, ObjectSymbol, RelocationKind, RelocationTarget,
-    SectionIndex,
+    Endianness, Object, ObjectSection, ObjectSymbol, RelocationKind, RelocationTarget, SectionIndex,
 };
 
 /// The debug sections of a relocatable file, relocated, and where its
@@ -43,10 +42,7 @@ impl Relocated {
             if !name.starts_with(".debug_") {
                 continue;
             }
-            let mut data = sec
-                .data()
-                .map_err(|e| format!("{name}: {e}"))?
-                .to_vec();
+            let mut data = sec.data().map_err(|e| format!("{name}: {e}"))?.to_vec();
             for (at, r) in sec.relocations() {
                 out.apply(obj, name, &mut data, at, &r)?;
             }

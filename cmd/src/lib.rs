@@ -20,6 +20,7 @@ pub mod line;
 pub mod list;
 pub mod list_binary;
 pub mod list_source;
+pub mod module_debug;
 pub mod srcfile;
 pub mod srcplace;
 pub mod srcprobe;

@@ -13,7 +13,7 @@ use crate::dwarf_lines::{subtree, tail_eq, UnitView};
 use crate::dwarf_vars;
 use crate::srcfile;
 use crate::srcplace;
-use crate::srcprobe::{release_of, with_debuginfo, Ctx, Options};
+use crate::srcprobe::{release_of, with_debuginfo_for, Ctx, Options};
 
 /// What `list` shows of a place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub enum What {
 
 /// Runs `list --line` or `list --vars`; the exit status.
 pub fn run(what: What, place: &str, opts: &Options) -> i32 {
-    let r = with_debuginfo(opts, |ctx| match what {
+    let r = with_debuginfo_for(opts, place, |ctx| match what {
         What::Lines => lines(ctx, place),
         What::Vars => vars(ctx, place),
     });
