@@ -11,6 +11,7 @@
 //! Also: the loaded module whose symbols hold a function
 //! (`/proc/kallsyms`), for a function that is not in vmlinux.
 
+use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -120,11 +121,12 @@ pub fn module_file_info(bytes: &[u8]) -> (Option<String>, Option<String>) {
             std::str::from_utf8(&d[..end]).ok().map(str::to_string)
         })
         .filter(|n| !n.is_empty());
-    let id = obj
-        .build_id()
-        .ok()
-        .flatten()
-        .map(|b| b.iter().map(|x| format!("{x:02x}")).collect());
+    let id = obj.build_id().ok().flatten().map(|b| {
+        b.iter().fold(String::new(), |mut s, x| {
+            let _ = write!(s, "{x:02x}");
+            s
+        })
+    });
     (name, id)
 }
 

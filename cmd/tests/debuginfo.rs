@@ -25,6 +25,7 @@ fn plan(file: &Path, line: &str) -> Result<Vec<String>, String> {
         debuginfo: Some(file.to_path_buf()),
         source: None,
         definition: true,
+        module: None,
     };
     plan_lines(&[line.to_string()], &opts).map(|v| v.into_iter().map(|p| p.line).collect())
 }
