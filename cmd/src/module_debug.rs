@@ -370,18 +370,28 @@ pub fn not_found(func: &str, module: Option<&str>, path: &Path) -> String {
     }
 }
 
-/// The loaded module whose symbols (`/proc/kallsyms`) hold function
-/// `func` (or a compiler's copy of it, `func.isra.0`).
+/// The loaded module that alone holds function `func` (or a
+/// compiler's copy of it, `func.isra.0`) among the running kernel's
+/// symbols (`/proc/kallsyms`): None when vmlinux has it too, or no
+/// module has it.
 pub fn module_of_function(kallsyms: &str, func: &str) -> Option<String> {
-    kallsyms.lines().find_map(|l| {
+    let mut found = None;
+    for l in kallsyms.lines() {
         let mut w = l.split_whitespace();
-        let (_, kind, name, module) = (w.next()?, w.next()?, w.next()?, w.next()?);
-        if !matches!(kind, "t" | "T") {
-            return None;
+        let (Some(_), Some(kind), Some(name)) = (w.next(), w.next(), w.next()) else {
+            continue;
+        };
+        if !matches!(kind, "t" | "T") || name.split('.').next() != Some(func) {
+            continue;
         }
-        let base = name.split('.').next()?;
-        (base == func).then(|| module.trim_matches(['[', ']']).to_string())
-    })
+        match w.next() {
+            Some(m) => {
+                found.get_or_insert_with(|| m.trim_matches(['[', ']']).to_string());
+            }
+            None => return None,
+        }
+    }
+    found
 }
 
 #[cfg(test)]
@@ -456,6 +466,8 @@ mod tests {
         );
         assert_eq!(module_of_function(ks, "v9fs_open").as_deref(), Some("9p"));
         assert_eq!(module_of_function(ks, "vfs_read"), None);
+        let both = format!("{ks}ffffffff81000100 t v9fs_open\n");
+        assert_eq!(module_of_function(&both, "v9fs_open"), None);
         assert_eq!(module_of_function(ks, "nosuch"), None);
         assert_eq!(module_file_info(b"junk"), (None, None));
         assert_eq!(place_function("v9fs_x:38 mode"), Some("v9fs_x"));

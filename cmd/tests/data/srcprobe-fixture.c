@@ -6,9 +6,6 @@
 //   gcc -g -O2 -fno-inline-functions -fno-inline-small-functions \
 //       -fno-inline-functions-called-once -fno-asynchronous-unwind-tables \
 //       -nostdlib -static -Wl,--build-id -o srcprobe-fixture srcprobe-fixture.c
-// and, as a kernel module's relocatable debug file for
-// cmd/tests/debuginfo_module.rs, with the same flags but `-c -o
-// srcprobe_fixture.ko` in place of the link's.
 struct point {
 	int x;
 	int y;
