@@ -120,12 +120,14 @@ fn source_options(
     debuginfo: Option<String>,
     source: Option<String>,
     definition: bool,
+    module: Option<String>,
 ) -> crate::srcprobe::Options {
     crate::srcprobe::Options {
         debuginfo: debuginfo.map(Into::into),
         source: source.map(Into::into),
         definition,
         exec: None,
+        module,
     }
 }
 
@@ -206,7 +208,7 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
         }) => Cmd::ListSource {
             what: crate::list_source::What::Funcs,
             place: glob.unwrap_or_default(),
-            opts: source_options(debuginfo, None, false),
+            opts: source_options(debuginfo, None, false, None),
         },
         Some(Sub::List { funcs: true, .. }) => {
             return Err("list: --funcs takes a filter, not --line, --vars or -x".into())
@@ -222,13 +224,14 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
             debuginfo,
             source,
             exec,
+            module,
             ..
         }) => Cmd::ListSource {
             what: crate::list_source::What::Lines,
             place,
             opts: crate::srcprobe::Options {
                 exec: exec.map(Into::into),
-                ..source_options(debuginfo, source, false)
+                ..source_options(debuginfo, source, false, module)
             },
         },
         Some(Sub::List {
@@ -238,6 +241,7 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
             debuginfo,
             source,
             exec,
+            module,
             ..
         }) => Cmd::ListSource {
             what: if externs {
@@ -248,7 +252,7 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
             place,
             opts: crate::srcprobe::Options {
                 exec: exec.map(Into::into),
-                ..source_options(debuginfo, source, false)
+                ..source_options(debuginfo, source, false, module)
             },
         },
         Some(Sub::List {
@@ -256,6 +260,9 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
             vars: Some(_),
             ..
         }) => return Err("list: --line or --vars, not both".into()),
+        Some(Sub::List {
+            module: Some(_), ..
+        }) => return Err("list: -m MODULE goes with --line or --vars".into()),
         Some(Sub::List {
             glob,
             verbose,
@@ -274,8 +281,9 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
             definition,
             debuginfo,
             source,
+            module,
         }) => with_source(
-            source_options(debuginfo, source, definition),
+            source_options(debuginfo, source, definition, module),
             // -D prints what the debug info says, as perf probe -D: not
             // checked against the running kernel.
             Cmd::Add {
@@ -292,8 +300,9 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
             lines,
             debuginfo,
             source,
+            module,
         }) => with_source(
-            source_options(debuginfo, source, false),
+            source_options(debuginfo, source, false, module),
             Cmd::Check { lines, exec },
         ),
         Some(Sub::Trace {
@@ -304,9 +313,10 @@ pub fn parse_args(args: &[String]) -> Result<Cmd, String> {
             lines,
             debuginfo,
             source,
+            module,
             cmd: _,
         }) => with_source(
-            source_options(debuginfo, source, false),
+            source_options(debuginfo, source, false, module),
             Cmd::Trace {
                 lines,
                 filter,

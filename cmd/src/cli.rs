@@ -115,14 +115,22 @@ Example:
         /// perf probe filter (!, &, |, parentheses; default '!_* & !*@plt')
         #[arg(long)]
         funcs: bool,
-        /// the kernel's debug file (a vmlinux with DWARF) for source-level
-        /// places, or with -x BIN's; default: found by build id and
-        /// Debian's paths (BIN's own DWARF or debug link first)
+        /// the kernel's debug file (a vmlinux with DWARF, or a module's
+        /// with -m) for source-level places, or with -x BIN's, or a
+        /// directory of debug files laid out as /usr/lib/debug; default:
+        /// found by build id and Debian's paths (BIN's own DWARF or debug
+        /// link first)
         #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
         debuginfo: Option<String>,
         /// the kernel's source tree, for ;PATTERN places and source text
         #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
         source: Option<String>,
+        /// the kernel module of the places: its name, or the path of its
+        /// .ko (its debug file found by build id and Debian's paths, or
+        /// --debuginfo FILE)
+        #[arg(short = 'm', long = "module", value_name = "MODULE",
+              value_hint = ValueHint::Other)]
+        module: Option<String>,
     },
     /// Define events from lines of dynprobe's control files
     #[command(
@@ -153,14 +161,22 @@ Examples:
         /// print the kprobe lines as perf probe -D does, write nothing
         #[arg(short = 'D', long)]
         definition: bool,
-        /// the kernel's debug file (a vmlinux with DWARF) for source-level
-        /// places, or with -x BIN's; default: found by build id and
-        /// Debian's paths (BIN's own DWARF or debug link first)
+        /// the kernel's debug file (a vmlinux with DWARF, or a module's
+        /// with -m) for source-level places, or with -x BIN's, or a
+        /// directory of debug files laid out as /usr/lib/debug; default:
+        /// found by build id and Debian's paths (BIN's own DWARF or debug
+        /// link first)
         #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
         debuginfo: Option<String>,
         /// the kernel's source tree, for ;PATTERN places and source text
         #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
         source: Option<String>,
+        /// the kernel module of the places: its name, or the path of its
+        /// .ko (its debug file found by build id and Debian's paths, or
+        /// --debuginfo FILE)
+        #[arg(short = 'm', long = "module", value_name = "MODULE",
+              value_hint = ValueHint::Other)]
+        module: Option<String>,
         /// A line of a control file, or perf probe's shorthand
         #[arg(value_name = "LINE", required = true, allow_hyphen_values = true,
               value_hint = ValueHint::Other)]
@@ -195,14 +211,22 @@ error_log shows it, with its caret.")]
         #[arg(short = 'x', long = "exec", value_name = "BIN",
               value_hint = ValueHint::FilePath)]
         exec: Option<String>,
-        /// the kernel's debug file (a vmlinux with DWARF) for source-level
-        /// places, or with -x BIN's; default: found by build id and
-        /// Debian's paths (BIN's own DWARF or debug link first)
+        /// the kernel's debug file (a vmlinux with DWARF, or a module's
+        /// with -m) for source-level places, or with -x BIN's, or a
+        /// directory of debug files laid out as /usr/lib/debug; default:
+        /// found by build id and Debian's paths (BIN's own DWARF or debug
+        /// link first)
         #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
         debuginfo: Option<String>,
         /// the kernel's source tree, for ;PATTERN places and source text
         #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
         source: Option<String>,
+        /// the kernel module of the places: its name, or the path of its
+        /// .ko (its debug file found by build id and Debian's paths, or
+        /// --debuginfo FILE)
+        #[arg(short = 'm', long = "module", value_name = "MODULE",
+              value_hint = ValueHint::Other)]
+        module: Option<String>,
         /// A line of a control file, or perf probe's shorthand
         #[arg(value_name = "LINE", required = true, allow_hyphen_values = true,
               value_hint = ValueHint::Other)]
@@ -241,14 +265,22 @@ Examples:
         #[arg(short = 'x', long = "exec", value_name = "BIN",
               value_hint = ValueHint::FilePath)]
         exec: Option<String>,
-        /// the kernel's debug file (a vmlinux with DWARF) for source-level
-        /// places, or with -x BIN's; default: found by build id and
-        /// Debian's paths (BIN's own DWARF or debug link first)
+        /// the kernel's debug file (a vmlinux with DWARF, or a module's
+        /// with -m) for source-level places, or with -x BIN's, or a
+        /// directory of debug files laid out as /usr/lib/debug; default:
+        /// found by build id and Debian's paths (BIN's own DWARF or debug
+        /// link first)
         #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
         debuginfo: Option<String>,
         /// the kernel's source tree, for ;PATTERN places and source text
         #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
         source: Option<String>,
+        /// the kernel module of the places: its name, or the path of its
+        /// .ko (its debug file found by build id and Debian's paths, or
+        /// --debuginfo FILE)
+        #[arg(short = 'm', long = "module", value_name = "MODULE",
+              value_hint = ValueHint::Other)]
+        module: Option<String>,
         /// A line of a control file, or perf probe's shorthand
         #[arg(value_name = "LINE", required = true, allow_hyphen_values = true,
               value_hint = ValueHint::Other)]

@@ -155,6 +155,8 @@ pub struct DebugFile {
     pub build_id: Option<String>,
     /// The mapping.
     pub map: Mapped,
+    /// A relocatable file's (a module's) debug sections, relocated.
+    pub relocated: Option<crate::dwarf_reloc::Relocated>,
 }
 
 impl DebugFile {
@@ -192,7 +194,7 @@ impl DebugFile {
     /// Opens and checks one file: an ELF file with `.debug_info`.
     pub fn open(path: &Path) -> Result<DebugFile, String> {
         let map = Mapped::open(path)?;
-        let build_id = {
+        let (build_id, relocated) = {
             let obj = parse(map.bytes(), path)?;
             if obj.section_by_name(".debug_info").is_none() {
                 return Err(format!(
@@ -200,12 +202,15 @@ impl DebugFile {
                     path.display()
                 ));
             }
-            obj.build_id().ok().flatten().map(hex)
+            let relocated = crate::dwarf_reloc::Relocated::of(&obj)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            (obj.build_id().ok().flatten().map(hex), relocated)
         };
         Ok(DebugFile {
             path: path.to_path_buf(),
             build_id,
             map,
+            relocated,
         })
     }
 
@@ -219,10 +224,10 @@ impl DebugFile {
         let obj = self.object()?;
         let mut out: Vec<FuncSym> = obj
             .symbols()
-            .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
+            .filter(|s| s.kind() == SymbolKind::Text && self.address(s) != 0)
             .filter_map(|s| {
                 Some(FuncSym {
-                    addr: s.address(),
+                    addr: self.address(&s),
                     size: s.size(),
                     name: s.name().ok()?.to_string(),
                 })
@@ -238,21 +243,22 @@ impl DebugFile {
         let obj = self.object().ok()?;
         let mut best: Option<FuncSym> = None;
         for s in obj.symbols() {
-            if s.kind() != SymbolKind::Text || s.address() == 0 || s.address() > addr {
+            let at = self.address(&s);
+            if s.kind() != SymbolKind::Text || at == 0 || at > addr {
                 continue;
             }
-            if addr >= s.address().saturating_add(s.size().max(1)) {
+            if addr >= at.saturating_add(s.size().max(1)) {
                 continue;
             }
             let better = match &best {
                 None => true,
-                Some(b) => s.address() > b.addr || (s.address() == b.addr && s.size() > b.size),
+                Some(b) => at > b.addr || (at == b.addr && s.size() > b.size),
             };
             if better {
                 if let Ok(name) = s.name() {
                     if !name.is_empty() {
                         best = Some(FuncSym {
-                            addr: s.address(),
+                            addr: at,
                             size: s.size(),
                             name: name.to_string(),
                         });
@@ -263,8 +269,21 @@ impl DebugFile {
         best
     }
 
-    /// A section's bytes (empty when absent or unreadable).
+    /// A symbol's address: in a relocatable file, with its section's
+    /// placement (see dwarf_reloc.rs).
+    fn address(&self, s: &object::Symbol<'_, '_>) -> u64 {
+        match (&self.relocated, s.section_index()) {
+            (Some(r), Some(sec)) => s.address().wrapping_add(r.base(sec)),
+            _ => s.address(),
+        }
+    }
+
+    /// A section's bytes (empty when absent or unreadable); a
+    /// relocatable file's debug sections relocated.
     pub fn section<'a>(&'a self, obj: &object::File<'a>, name: &str) -> &'a [u8] {
+        if let Some(data) = self.relocated.as_ref().and_then(|r| r.section(name)) {
+            return data;
+        }
         obj.section_by_name(name)
             .and_then(|s| s.data().ok())
             .unwrap_or(&[])

@@ -14,7 +14,7 @@ use crate::dwarf_lines::{subtree, tail_eq, UnitView};
 use crate::dwarf_vars;
 use crate::list_file::show;
 use crate::srcplace;
-use crate::srcprobe::{with_debuginfo, Ctx, Options};
+use crate::srcprobe::{with_debuginfo_for, Ctx, Options};
 
 /// What `list` shows of a place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,7 +57,7 @@ pub fn text(what: What, place: &str, opts: &Options) -> Result<String, String> {
             // -x BIN: the user binary's DWARF.
             match &opts.exec {
                 Some(bin) => crate::user_srcprobe::with_debuginfo(bin, opts, list),
-                None => with_debuginfo(opts, list),
+                None => with_debuginfo_for(opts, place, list),
             }
         }
     }

@@ -32,12 +32,18 @@ pub struct Options {
     pub definition: bool,
     /// `list -x BIN`: the user binary whose DWARF is read.
     pub exec: Option<PathBuf>,
+    /// `-m MODULE`: the places are in this kernel module (a name or a
+    /// path to its .ko).
+    pub module: Option<String>,
 }
 
 impl Options {
     /// Whether any was given (then perf's shorthand is read from DWARF).
     pub fn any(&self) -> bool {
-        self.debuginfo.is_some() || self.source.is_some() || self.definition
+        self.debuginfo.is_some()
+            || self.source.is_some()
+            || self.definition
+            || self.module.is_some()
     }
 }
 
@@ -51,6 +57,8 @@ pub struct Ctx<'a> {
     pub index: Index,
     /// The options.
     pub opts: Options,
+    /// The kernel module the file is the debug file of (its name).
+    pub module: Option<String>,
 }
 
 /// Opens the debug file and runs `f` on it.
@@ -58,7 +66,8 @@ pub fn with_debuginfo<T>(
     opts: &Options,
     f: impl FnOnce(&mut Ctx<'_>) -> Result<T, String>,
 ) -> Result<T, String> {
-    let file = DebugFile::locate(opts.debuginfo.as_deref())?;
+    let (file, module) =
+        crate::module_debug::open(opts.debuginfo.as_deref(), opts.module.as_deref())?;
     let obj = file.object()?;
     let mut dw = Dwarf::load(&file, &obj)?;
     let index = dwarf_index::load(&mut dw, file.build_id.as_deref(), file.map.bytes().len())?;
@@ -67,8 +76,43 @@ pub fn with_debuginfo<T>(
         dw,
         index,
         opts: opts.clone(),
+        module,
     };
     f(&mut ctx)
+}
+
+/// Runs `f` on the debug file of the function PLACE names: vmlinux's
+/// (or `-m`'s module's), else, when vmlinux has no such function, the
+/// debug file of the loaded module whose symbols hold it.
+pub fn with_debuginfo_for<T>(
+    opts: &Options,
+    place: &str,
+    f: impl Fn(&mut Ctx<'_>) -> Result<T, String>,
+) -> Result<T, String> {
+    let elsewhere = with_debuginfo(opts, |ctx| match ctx.module_of(place) {
+        Some(m) => Ok(Err(m)),
+        None => f(ctx).map(Ok),
+    })?;
+    match elsewhere {
+        Ok(v) => Ok(v),
+        Err(m) => {
+            let opts = Options {
+                module: Some(m),
+                ..module_options(opts)
+            };
+            with_debuginfo(&opts, f)
+        }
+    }
+}
+
+/// The options for a module's places when the lines name no module:
+/// `--debuginfo` names vmlinux's file then, unless it is a directory of
+/// debug files.
+fn module_options(opts: &Options) -> Options {
+    Options {
+        debuginfo: opts.debuginfo.clone().filter(|d| d.is_dir()),
+        ..opts.clone()
+    }
 }
 
 /// A probe point found.
@@ -161,9 +205,10 @@ impl<'a> Ctx<'a> {
     ) -> Result<Vec<FuncDie>, String> {
         let all = self.index.find(name);
         let Some(all) = (!all.is_empty()).then_some(all) else {
-            return Err(format!(
-                "Failed to find symbol {name} in the debug info ({})",
-                self.file.path.display()
+            return Err(crate::module_debug::not_found(
+                name,
+                self.module.as_deref(),
+                &self.file.path,
             ));
         };
         let mut seen = HashSet::new();
@@ -187,6 +232,20 @@ impl<'a> Ctx<'a> {
             return Err(format!("Failed to find {name} in {}", file.unwrap_or("?")));
         }
         Ok(out)
+    }
+
+    /// The loaded module whose symbols hold the function PLACE names,
+    /// when this is vmlinux's debug file and has no such function.
+    pub fn module_of(&self, place: &str) -> Option<String> {
+        if self.module.is_some() {
+            return None;
+        }
+        let func = crate::module_debug::place_function(place)?;
+        if !self.index.find(func).is_empty() {
+            return None;
+        }
+        let kallsyms = std::fs::read_to_string("/proc/kallsyms").ok()?;
+        crate::module_debug::module_of_function(&kallsyms, func)
     }
 
     /// The instances of abstract function `die` in its unit, as perf's
@@ -513,8 +572,12 @@ impl<'a> Ctx<'a> {
                 Err(e) => return Err(format!("{text}: {e}")),
             };
             let mut l = format!(
-                "{}:{group}/{event} {}+{}",
+                "{}:{group}/{event} {}{}+{}",
                 if ret { 'r' } else { 'p' },
+                self.module
+                    .as_ref()
+                    .map(|m| format!("{m}:"))
+                    .unwrap_or_default(),
                 sym.name,
                 p.addr - sym.addr
             );
@@ -566,7 +629,17 @@ pub fn plan_lines(lines: &[String], opts: &Options) -> Result<Vec<Planned>, Stri
         let mut ctx = ctx;
         for l in lines {
             if let (true, Some(c)) = (wants_dwarf(l, opts), ctx.as_deref_mut()) {
-                for k in c.lines(l)? {
+                let found = match c.module_of(l) {
+                    Some(m) => with_debuginfo(
+                        &Options {
+                            module: Some(m),
+                            ..module_options(opts)
+                        },
+                        |c| c.lines(l),
+                    )?,
+                    None => c.lines(l)?,
+                };
+                for k in found {
                     out.push(Planned {
                         target: Target::Kprobe,
                         line: k,

@@ -59,6 +59,7 @@ fn with_binary<T>(
         dw,
         index,
         opts: opts.clone(),
+        module: None,
     };
     f(&ud, &mut ctx)
 }

@@ -148,6 +148,7 @@ fn bash_completes_run_time_values() {
             "--exec",
             "--debuginfo",
             "--source",
+            "--module",
             "--help"
         ]
     );

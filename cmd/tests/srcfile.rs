@@ -23,6 +23,7 @@ fn opts() -> Options {
         source: Some(data()),
         definition: true,
         exec: None,
+        module: None,
     }
 }
 
