@@ -26,11 +26,7 @@ pub enum What {
 
 /// Runs `list --line` or `list --vars`; the exit status.
 pub fn run(what: What, place: &str, opts: &Options) -> i32 {
-    let r = with_debuginfo(opts, |ctx| match what {
-        What::Lines => lines(ctx, place),
-        What::Vars => vars(ctx, place),
-    });
-    match r {
+    match with_debuginfo(opts, |ctx| text(ctx, what, place)) {
         Ok(text) => {
             print!("{text}");
             0
@@ -39,6 +35,15 @@ pub fn run(what: What, place: &str, opts: &Options) -> i32 {
             eprintln!("dynprobe: {e}");
             1
         }
+    }
+}
+
+/// What `list --line` or `list --vars` prints of `place` in an open
+/// debug file.
+pub fn text(ctx: &mut Ctx<'_>, what: What, place: &str) -> Result<String, String> {
+    match what {
+        What::Lines => lines(ctx, place),
+        What::Vars => vars(ctx, place),
     }
 }
 
