@@ -72,7 +72,12 @@ impl Index {
                 if !has_code && !inline {
                     continue;
                 }
-                let Some(name) = dw.name(&unit, e.offset()).filter(|n| !n.contains('\n')) else {
+                // A name no place can spell (empty, or one that would
+                // break the cache file's lines) is not indexed.
+                let Some(name) = dw
+                    .name(&unit, e.offset())
+                    .filter(|n| !n.is_empty() && !n.contains('\n'))
+                else {
                     continue;
                 };
                 idx.funcs.entry(name).or_default().push(FuncDie {

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0
+//! What the dwarf_reader fuzz target (fuzz/fuzz_targets/dwarf_reader.rs)
+//! found in the command's DWARF reading, each on the small program's
+//! debug file (tests/data/srcprobe-fixture) changed as the finding was.
+
+use std::path::Path;
+
+use dynprobe_cmd::debugfile::DebugFile;
+use dynprobe_cmd::dwarf::Dwarf;
+use dynprobe_cmd::dwarf_index::Index;
+
+fn fixture() -> Vec<u8> {
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/srcprobe-fixture"))
+        .unwrap()
+}
+
+/// `bytes` with the first `from` replaced by `to` (of the same length).
+fn patched(mut bytes: Vec<u8>, from: &[u8], to: &[u8]) -> Vec<u8> {
+    assert_eq!(from.len(), to.len());
+    let at = bytes
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("the bytes to change");
+    bytes[at..at + to.len()].copy_from_slice(to);
+    bytes
+}
+
+fn index_of(bytes: Vec<u8>) -> Index {
+    let file = DebugFile::from_bytes(Path::new("fixture"), bytes).unwrap();
+    let obj = file.object().unwrap();
+    let mut dw = Dwarf::load(&file, &obj).unwrap();
+    Index::build(&mut dw).unwrap()
+}
+
+/// A function whose name is empty (`scale`'s in `.debug_str` made
+/// "\0cale") was indexed under "", which its cache file cannot hold: the
+/// index read back from the cache answered otherwise than the one built.
+#[test]
+fn an_empty_function_name_is_not_indexed() {
+    let idx = index_of(patched(fixture(), b"scale\0", b"\0cale\0"));
+    assert!(!idx.funcs.contains_key(""));
+    assert!(idx.funcs.contains_key("sum"));
+    let key = "k 1";
+    assert_eq!(
+        Index::from_text(&idx.to_text(key), key).as_ref(),
+        Some(&idx)
+    );
+}
