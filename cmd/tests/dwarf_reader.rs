@@ -8,6 +8,8 @@ use std::path::Path;
 use dynprobe_cmd::debugfile::DebugFile;
 use dynprobe_cmd::dwarf::Dwarf;
 use dynprobe_cmd::dwarf_index::Index;
+use dynprobe_cmd::list_source::{self, What};
+use dynprobe_cmd::srcprobe::{Ctx, Options};
 
 fn fixture() -> Vec<u8> {
     std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/srcprobe-fixture"))
@@ -45,4 +47,40 @@ fn an_empty_function_name_is_not_indexed() {
         Index::from_text(&idx.to_text(key), key).as_ref(),
         Some(&idx)
     );
+}
+
+/// `list --vars` at each function's entry, on the file the fuzz target
+/// reads (`data/fuzz/param-entry-range`, an input it found): a
+/// parameter whose location list does not cover the entry, in a function
+/// whose range ends near 2^64. perf's rule takes the parameter's first
+/// location after the entry; it was looked for address by address up to
+/// the function's end, which took hours; now one pass over the list.
+#[test]
+fn a_parameter_after_the_entry_is_found_in_one_pass() {
+    let bytes = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz/param-entry-range"),
+    )
+    .unwrap();
+    let (done, wait) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let file = DebugFile::from_bytes(Path::new("fuzz"), bytes).unwrap();
+        let obj = file.object().unwrap();
+        let mut dw = Dwarf::load(&file, &obj).unwrap();
+        let index = Index::build(&mut dw).unwrap();
+        let mut ctx = Ctx {
+            file: &file,
+            dw,
+            index,
+            opts: Options::default(),
+        };
+        let answers: Vec<_> = ["sum", "scale", "twice"]
+            .iter()
+            .map(|f| list_source::text(&mut ctx, What::Vars, f).is_ok())
+            .collect();
+        let _ = done.send(answers);
+    });
+    let answers = wait
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("list --vars within 30 s");
+    assert_eq!(answers.len(), 3);
 }
