@@ -116,9 +116,9 @@ impl Names {
                 let t = self.spell(r.ty, depth + 1);
                 if t.ends_with('*') {
                     format!("{t}*")
-                } else if self
-                    .recs
-                    .get(r.ty as usize - 1)
+                } else if (r.ty as usize)
+                    .checked_sub(1)
+                    .and_then(|i| self.recs.get(i))
                     .is_some_and(|t| t.kind == 13)
                 {
                     "void *".into()
@@ -204,5 +204,15 @@ mod tests {
         assert_eq!(n.type_name(6), "size_t");
         assert_eq!(n.type_name(8), "char[16]");
         assert_eq!(n.type_name(99), "?");
+    }
+
+    #[test]
+    fn spells_void_pointers() {
+        // 1: ptr to void; 2: const 1.
+        let types = [0, 2 << 24, 0, 0, 10 << 24, 1];
+        let mut n = Names::default();
+        n.add(&blob(&types, b"\0f\0"));
+        assert_eq!(n.type_name(1), "void *");
+        assert_eq!(n.type_name(2), "const void *");
     }
 }
