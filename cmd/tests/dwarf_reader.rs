@@ -84,3 +84,52 @@ fn a_parameter_after_the_entry_is_found_in_one_pass() {
         .expect("list --vars within 30 s");
     assert_eq!(answers.len(), 3);
 }
+
+/// Every question the fuzz target asks, of `bytes` as a debug file.
+fn ask_everything(bytes: Vec<u8>) {
+    let Ok(file) = DebugFile::from_bytes(Path::new("fuzz"), bytes) else {
+        return;
+    };
+    let _ = file.functions();
+    let Ok(obj) = file.object() else {
+        return;
+    };
+    let Ok(mut dw) = Dwarf::load(&file, &obj) else {
+        return;
+    };
+    let Ok(index) = Index::build(&mut dw) else {
+        return;
+    };
+    let mut ctx = Ctx {
+        file: &file,
+        dw,
+        index,
+        opts: Options::default(),
+    };
+    for f in ["sum", "scale", "twice", "main"] {
+        for place in [
+            f.to_string(),
+            format!("{f}%return $retval"),
+            format!("{f}:3 s k"),
+            format!("{f} b->p->y k"),
+            format!("{f};*"),
+        ] {
+            let _ = ctx.lines(&place);
+            let _ = list_source::text(&mut ctx, What::Vars, &place);
+        }
+        let _ = list_source::text(&mut ctx, What::Lines, f);
+    }
+}
+
+/// A DW_AT_high_pc size that takes the range past 2^64
+/// (`data/fuzz/high-pc-overflow`, found by the fuzz target): gimli adds
+/// it to DW_AT_low_pc unchecked, which panicked with the command's
+/// overflow checks; it is malformed debug info now.
+#[test]
+fn a_range_past_the_end_of_the_address_space_is_an_error() {
+    let bytes = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz/high-pc-overflow"),
+    )
+    .unwrap();
+    ask_everything(bytes);
+}
