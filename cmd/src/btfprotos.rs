@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The prototypes `dynprobe list` prints for the kernel's own functions,
-//! kept between runs: reading and indexing the whole of
+//! The prototypes `dynprobe list` prints, from BTF; the kernel's own
+//! functions' kept between runs: reading and indexing the whole of
 //! `/sys/kernel/btf/vmlinux` (5 MB, 150,000 types sorted by name) costs
 //! more than the rest of a listing, and it is the same on every run of
 //! one kernel. The index is kept in `$XDG_CACHE_HOME/dynprobe/btf/`
@@ -14,6 +14,8 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+use dynprobe_lang::btf::Btf;
 
 use crate::btfnames::Names;
 use crate::cache;
@@ -74,8 +76,39 @@ pub struct Protos {
     pub typed: String,
 }
 
+/// A prototype: `vfs_read(file, buf, count, pos)`, or with types
+/// `ssize_t vfs_read(struct file *file, ...)`.
+pub fn prototype(btf: &Btf<'_>, names: Option<&Names>, func: &str) -> Option<String> {
+    let f = btf.func(func)?;
+    let mut params = Vec::new();
+    for i in 0..f.nr_params {
+        let (n, ty) = btf.func_param(func, i)?;
+        params.push(match names {
+            Some(_) if n.is_empty() && ty == 0 => "...".to_string(),
+            Some(names) => {
+                let t = names.type_name(ty);
+                if t.ends_with('*') {
+                    format!("{t}{n}")
+                } else {
+                    format!("{t} {n}")
+                }
+            }
+            None if n.is_empty() && ty == 0 => "...".to_string(),
+            None => n.to_string(),
+        });
+    }
+    Some(match names {
+        Some(names) => format!(
+            "{} {func}({})",
+            names.type_name(f.ret_type),
+            params.join(", ")
+        ),
+        None => format!("{func}({})", params.join(", ")),
+    })
+}
+
 /// Every function's prototypes, by name, from an indexed blob: what
-/// `list::prototype` says of each, the blob's first function of a name
+/// `prototype` says of each, the blob's first function of a name
 /// as it answers.
 pub fn build(btf: &OwnedBtf) -> HashMap<String, Protos> {
     let mut out = HashMap::new();
@@ -88,10 +121,9 @@ pub fn build(btf: &OwnedBtf) -> HashMap<String, Protos> {
         if name.is_empty() || name.contains(['\t', '\n']) || out.contains_key(name) {
             continue;
         }
-        let (Some(plain), Some(typed)) = (
-            crate::list::prototype(&b, None, name),
-            crate::list::prototype(&b, Some(&names), name),
-        ) else {
+        let (Some(plain), Some(typed)) =
+            (prototype(&b, None, name), prototype(&b, Some(&names), name))
+        else {
             continue;
         };
         out.insert(name.to_string(), Protos { plain, typed });

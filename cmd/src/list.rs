@@ -8,47 +8,14 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::Path;
 
-use dynprobe_lang::btf::Btf;
-
 use crate::btfnames::Names;
-use crate::btfprotos::{self, BtfSource};
+use crate::btfprotos::{self, prototype, BtfSource};
 use crate::check::OwnedBtf;
 use crate::tracefs::{matches, Tracefs};
 
 /// Whether a glob (or none) takes `name`.
 fn takes(glob: Option<&str>, name: &str) -> bool {
     glob.is_none_or(|g| dynprobe_lang::glob_match(g.as_bytes(), name.as_bytes()))
-}
-
-/// A prototype: `vfs_read(file, buf, count, pos)`, or with types
-/// `ssize_t vfs_read(struct file *file, ...)`.
-pub fn prototype(btf: &Btf<'_>, names: Option<&Names>, func: &str) -> Option<String> {
-    let f = btf.func(func)?;
-    let mut params = Vec::new();
-    for i in 0..f.nr_params {
-        let (n, ty) = btf.func_param(func, i)?;
-        params.push(match names {
-            Some(_) if n.is_empty() && ty == 0 => "...".to_string(),
-            Some(names) => {
-                let t = names.type_name(ty);
-                if t.ends_with('*') {
-                    format!("{t}{n}")
-                } else {
-                    format!("{t} {n}")
-                }
-            }
-            None if n.is_empty() && ty == 0 => "...".to_string(),
-            None => n.to_string(),
-        });
-    }
-    Some(match names {
-        Some(names) => format!(
-            "{} {func}({})",
-            names.type_name(f.ret_type),
-            params.join(", ")
-        ),
-        None => format!("{func}({})", params.join(", ")),
-    })
 }
 
 /// Fields of a `format` text: `name` each, or `type name` with types.

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `dynprobe list` with the kernel's prototypes kept between runs
 //! (btfprotos): the same listing as prototypes read from the whole BTF
-//! (`list::prototype`, what every run did before), with the index cold,
+//! (`btfprotos::prototype`, what every run did before), with the index cold,
 //! warm, stale and corrupt; and the index made again whenever the BTF it
 //! was made from is not the one there.
 
 use std::path::{Path, PathBuf};
 
 use dynprobe_cmd::btfnames::Names;
+use dynprobe_cmd::btfprotos::prototype;
 use dynprobe_cmd::btfprotos::BtfSource;
 use dynprobe_cmd::check::OwnedBtf;
-use dynprobe_cmd::list::{prototype, run_with};
+use dynprobe_cmd::list::run_with;
 use dynprobe_cmd::tracefs::Tracefs;
 
 /// A BTF blob: header, types (u32 words), strings.
