@@ -17,7 +17,10 @@
 #   make check-srcprobe  perf probe -D run again on the corpus of source-level
 #                 places (cmd/tests/srcprobe/), its record rewritten, and
 #                 dynprobe's answers compared with it
-#   make bench    per-hit cost against the in-kernel probe events
+#   make bench    per-hit cost against the in-kernel probe events, and
+#                 the command's look-ups beside perf probe's
+#   make bench-lookups  only those: list --line, add --dry-run, perf probe
+#                 -L and -D on the stock kernel's debug vmlinux
 #   make bench-profile  where that cost goes, per function and slab cache
 #   make stress   concurrent definitions, tracing and perf for STRESS_SECONDS
 #   make stress-hostile  a seeded random sequence of holds on dynprobe's
@@ -57,7 +60,7 @@ endif
 # The samples link against dynprobe.ko's exports.
 SAMPLES_SYMBOLS = KBUILD_EXTRA_SYMBOLS=$(TOP)/Module.symvers
 
-.PHONY: all module samples workload module-stock kbuild-rust dkms-build setup check check-host check-guest check-debug check-peer check-srcprobe bench bench-profile stress stress-hostile run shell clean install-command deb
+.PHONY: all module samples workload module-stock kbuild-rust dkms-build setup check check-host check-guest check-debug check-peer check-srcprobe bench bench-lookups bench-profile stress stress-hostile run shell clean install-command deb
 
 all: module
 
@@ -163,6 +166,12 @@ check-peer: $(GUEST_MODULE)
 bench: module-stock
 	$(TOP)/tools/bench/run --clock icount
 	$(TOP)/tools/bench/run --clock wall --memory 0
+	$(TOP)/tools/bench/lookups
+
+# The command's source-level look-ups beside perf probe's, on the stock
+# kernel's debug vmlinux (host, no guest).
+bench-lookups:
+	$(TOP)/tools/bench/lookups
 
 # Per-function instructions of each pair of contenders behind a target,
 # and slab bytes per event by cache: build/bench/stock-icount-profile/.

@@ -94,6 +94,14 @@ impl Names {
         std::str::from_utf8(&s[..end]).unwrap_or("?")
     }
 
+    /// The names of the functions (`FUNC` records), in type order.
+    pub fn func_names(&self) -> impl Iterator<Item = &str> {
+        self.recs
+            .iter()
+            .filter(|r| r.kind == 12)
+            .map(|r| self.name(r.name_off))
+    }
+
     /// The C spelling of type `id` (`struct file *`, `size_t`, `char[16]`).
     pub fn type_name(&self, id: u32) -> String {
         self.spell(id, 0)
@@ -116,9 +124,9 @@ impl Names {
                 let t = self.spell(r.ty, depth + 1);
                 if t.ends_with('*') {
                     format!("{t}*")
-                } else if self
-                    .recs
-                    .get(r.ty as usize - 1)
+                } else if (r.ty as usize)
+                    .checked_sub(1)
+                    .and_then(|i| self.recs.get(i))
                     .is_some_and(|t| t.kind == 13)
                 {
                     "void *".into()
@@ -204,5 +212,17 @@ mod tests {
         assert_eq!(n.type_name(6), "size_t");
         assert_eq!(n.type_name(8), "char[16]");
         assert_eq!(n.type_name(99), "?");
+        assert_eq!(n.func_names().count(), 0);
+    }
+
+    #[test]
+    fn spells_void_pointers() {
+        // 1: ptr to void; 2: const 1; 3: FUNC "f" of proto 0.
+        let types = [0, 2 << 24, 0, 0, 10 << 24, 1, 1, 12 << 24, 0];
+        let mut n = Names::default();
+        n.add(&blob(&types, b"\0f\0"));
+        assert_eq!(n.type_name(1), "void *");
+        assert_eq!(n.type_name(2), "const void *");
+        assert_eq!(n.func_names().collect::<Vec<_>>(), ["f"]);
     }
 }

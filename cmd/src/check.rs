@@ -69,8 +69,8 @@ pub struct Host {
     pub tracefs: PathBuf,
     /// Function name to module, from `available_filter_functions`.
     modules: OnceCell<HashMap<String, String>>,
-    /// kallsyms, read on the first `@SYM`.
-    kallsyms: OnceCell<HashMap<String, u64>>,
+    /// kallsyms' text, read on the first symbol asked.
+    kallsyms: OnceCell<String>,
 }
 
 impl Host {
@@ -183,25 +183,32 @@ impl Resolver for LineResolver<'_> {
     }
 
     fn symbol_address(&self, name: &str) -> Option<u64> {
-        let syms = self.host.kallsyms.get_or_init(|| {
-            let text = fs::read_to_string("/proc/kallsyms").unwrap_or_default();
-            let mut m = HashMap::new();
-            for l in text.lines() {
-                let mut w = l.split_ascii_whitespace();
-                if let (Some(a), Some(_), Some(n)) = (w.next(), w.next(), w.next()) {
-                    if let Ok(a) = u64::from_str_radix(a, 16) {
-                        m.entry(n.to_string()).or_insert(a);
-                    }
-                }
+        // The text is kept and searched for the few names a line asks:
+        // a map of all 200,000 symbols cost more than the rest of a check.
+        let text = self
+            .host
+            .kallsyms
+            .get_or_init(|| fs::read_to_string("/proc/kallsyms").unwrap_or_default());
+        // A line's address, for lines of `ADDRESS TYPE NAME`.
+        let address = |l: &str, want: Option<&str>| {
+            let mut w = l.split_ascii_whitespace();
+            let (Some(a), Some(_), Some(n)) = (w.next(), w.next(), w.next()) else {
+                return None;
+            };
+            if want.is_some_and(|want| want != n) {
+                return None;
             }
-            m
-        });
+            u64::from_str_radix(a, 16).ok()
+        };
         // Without kallsyms (or with hidden addresses) the module decides.
-        if syms.is_empty() {
-            return Some(0xffff_ffff_8100_0000);
+        let hidden = 0xffff_ffff_8100_0000;
+        if let Some(a) = text.lines().find_map(|l| address(l, Some(name))) {
+            return Some(if a == 0 { hidden } else { a });
         }
-        syms.get(name)
-            .map(|&a| if a == 0 { 0xffff_ffff_8100_0000 } else { a })
+        if text.lines().all(|l| address(l, None).is_none()) {
+            return Some(hidden);
+        }
+        None
     }
 
     fn btf_func(&self, func: &str) -> Option<BtfFunc> {
@@ -412,6 +419,33 @@ mod tests {
 
     fn offline(line: &str) -> Result<(), String> {
         check(&Host::offline(&LINUX_7_2), &plan(line).unwrap())
+    }
+
+    #[test]
+    fn kallsyms_addresses() {
+        let resolver = |text: &str| {
+            let host = Host::offline(&LINUX_7_2);
+            let _ = host.kallsyms.set(text.to_string());
+            let r = LineResolver {
+                host: &host,
+                module: OnceCell::new(),
+            };
+            ["vfs_read", "ksys_read", "nosuch"].map(|n| r.symbol_address(n))
+        };
+        // The first of a name; an address that does not parse skipped.
+        let text = "zz T vfs_read\nffffffff81400000 T vfs_read\n\
+                    ffffffff81500000 t vfs_read\n0000000000000000 T ksys_read\n";
+        assert_eq!(
+            resolver(text),
+            [
+                Some(0xffff_ffff_8140_0000),
+                Some(0xffff_ffff_8100_0000),
+                None
+            ]
+        );
+        // Without kallsyms every name is taken.
+        assert_eq!(resolver("")[2], Some(0xffff_ffff_8100_0000));
+        assert_eq!(resolver("zz T x\n")[2], Some(0xffff_ffff_8100_0000));
     }
 
     #[test]

@@ -11,10 +11,13 @@ use std::path::{Path, PathBuf};
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
 /// A file mapped read-only and private: the 400 MB debug vmlinux is read
-/// where it lies, only the pages a query touches.
-pub struct Mapped {
-    ptr: *mut libc::c_void,
-    len: usize,
+/// where it lies, only the pages a query touches. Or bytes already in
+/// memory (a fuzz target's input), read the same way.
+pub struct Mapped(Backing);
+
+enum Backing {
+    Map { ptr: *mut libc::c_void, len: usize },
+    Memory(Vec<u8>),
 }
 
 impl Mapped {
@@ -48,23 +51,31 @@ impl Mapped {
                 std::io::Error::last_os_error()
             ));
         }
-        Ok(Mapped { ptr, len })
+        Ok(Mapped(Backing::Map { ptr, len }))
     }
 
     /// The file's bytes.
     pub fn bytes(&self) -> &[u8] {
-        // SAFETY: `ptr` maps `len` readable bytes until `drop`, and the
-        // slice borrows `self`. A debug file is not written while a query
-        // reads it (a package upgrade replaces it by rename).
-        unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.len) }
+        match &self.0 {
+            // SAFETY: `ptr` maps `len` readable bytes until `drop`, and
+            // the slice borrows `self`. A debug file is not written while
+            // a query reads it (a package upgrade replaces it by rename).
+            Backing::Map { ptr, len } => unsafe {
+                std::slice::from_raw_parts(*ptr as *const u8, *len)
+            },
+            Backing::Memory(v) => v,
+        }
     }
 }
 
 impl Drop for Mapped {
     fn drop(&mut self) {
-        // SAFETY: unmaps what `open` mapped, once; no slice outlives self.
-        unsafe {
-            libc::munmap(self.ptr, self.len);
+        if let Backing::Map { ptr, len } = self.0 {
+            // SAFETY: unmaps what `open` mapped, once; no slice outlives
+            // self.
+            unsafe {
+                libc::munmap(ptr, len);
+            }
         }
     }
 }
@@ -193,7 +204,16 @@ impl DebugFile {
 
     /// Opens and checks one file: an ELF file with `.debug_info`.
     pub fn open(path: &Path) -> Result<DebugFile, String> {
-        let map = Mapped::open(path)?;
+        DebugFile::checked(path, Mapped::open(path)?)
+    }
+
+    /// A debug file's bytes already in memory, checked as `open` checks
+    /// a file; `path` names it in errors.
+    pub fn from_bytes(path: &Path, bytes: Vec<u8>) -> Result<DebugFile, String> {
+        DebugFile::checked(path, Mapped(Backing::Memory(bytes)))
+    }
+
+    fn checked(path: &Path, map: Mapped) -> Result<DebugFile, String> {
         let (build_id, relocated) = {
             let obj = parse(map.bytes(), path)?;
             if obj.section_by_name(".debug_info").is_none() {

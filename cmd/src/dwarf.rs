@@ -174,7 +174,7 @@ impl<'a> Dwarf<'a> {
     /// The address ranges a DIE covers (none for one without code).
     pub fn ranges(&self, unit: &Unit<'a>, e: &Entry<'_, 'a>) -> Result<Vec<(u64, u64)>, String> {
         let mut out = Vec::new();
-        let mut it = self.dwarf.die_ranges(unit, e).map_err(bad)?;
+        let mut it = self.die_ranges(unit, e)?;
         while let Some(r) = it.next().map_err(bad)? {
             if r.begin < r.end {
                 out.push((r.begin, r.end));
@@ -184,6 +184,30 @@ impl<'a> Dwarf<'a> {
             }
         }
         Ok(out)
+    }
+
+    /// gimli's iterator of a DIE's ranges, with one check of its own:
+    /// gimli adds a DW_AT_high_pc size to DW_AT_low_pc unchecked (an
+    /// overflow panics in the command's builds), so an end past 2^64 is
+    /// malformed debug info here.
+    fn die_ranges(
+        &self,
+        unit: &Unit<'a>,
+        e: &Entry<'_, 'a>,
+    ) -> Result<gimli::RangeIter<R<'a>>, String> {
+        let low = e
+            .attr_value(gimli::DW_AT_low_pc)
+            .ok()
+            .flatten()
+            .and_then(|v| self.dwarf.attr_address(unit, v).ok().flatten());
+        if let (Some(low), Ok(Some(AttributeValue::Udata(size)))) =
+            (low, e.attr_value(gimli::DW_AT_high_pc))
+        {
+            if low.checked_add(size).is_none() {
+                return Err("malformed debug info: an address range ends past 2^64".into());
+            }
+        }
+        self.dwarf.die_ranges(unit, e).map_err(bad)
     }
 
     /// Whether a DIE covers `addr`.
@@ -214,7 +238,7 @@ impl<'a> Dwarf<'a> {
             return low;
         }
         e.attr_value(gimli::DW_AT_ranges).ok().flatten()?;
-        let mut it = self.dwarf.die_ranges(unit, e).ok()?;
+        let mut it = self.die_ranges(unit, e).ok()?;
         it.next().ok().flatten().map(|r| r.begin)
     }
 }

@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use crate::cache;
 use crate::dwarf::{bad, Dwarf};
 
 /// A function's DIE: its unit's `.debug_info` offset and its offset
@@ -72,7 +73,12 @@ impl Index {
                 if !has_code && !inline {
                     continue;
                 }
-                let Some(name) = dw.name(&unit, e.offset()).filter(|n| !n.contains('\n')) else {
+                // A name no place can spell (empty, or one that would
+                // break the cache file's lines) is not indexed.
+                let Some(name) = dw
+                    .name(&unit, e.offset())
+                    .filter(|n| !n.is_empty() && !n.contains('\n'))
+                else {
                     continue;
                 };
                 idx.funcs.entry(name).or_default().push(FuncDie {
@@ -174,11 +180,7 @@ fn parse_line(l: &str) -> Option<(String, FuncDie)> {
 
 /// Where the index of build id `id` is kept.
 pub fn cache_path(id: &str) -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("dynprobe/debuginfo").join(format!("{id}.index")))
+    Some(cache::dir("debuginfo")?.join(format!("{id}.index")))
 }
 
 /// The index of the file with build id `id` (None: not cached), from
@@ -196,14 +198,7 @@ pub fn load(dw: &mut Dwarf<'_>, id: Option<&str>, size: usize) -> Result<Index, 
     }
     let idx = Index::build(dw)?;
     if let Some(p) = path {
-        // A cache that cannot be written only costs time.
-        if let Some(dir) = p.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let tmp = p.with_extension(format!("index.{}", std::process::id()));
-        if std::fs::write(&tmp, idx.to_text(&key)).is_ok() {
-            let _ = std::fs::rename(&tmp, &p);
-        }
+        cache::store(&p, &idx.to_text(&key));
     }
     Ok(idx)
 }

@@ -213,13 +213,15 @@ pub fn location<'a>(
         // At the entry, perf looks for a parameter's first location
         // after the fentry call.
         None if is_param && addr == sp_range.0 => {
-            let mut found = None;
-            let mut a = addr + 1;
-            while a <= sp_range.1 && found.is_none() {
-                found = expression_at(dw, unit, loc, a)?;
-                a += 1;
+            let first = match addr.checked_add(1) {
+                Some(from) => first_covered(dw, unit, loc, from, sp_range.1)?,
+                None => None,
+            };
+            match first {
+                Some(a) => expression_at(dw, unit, loc, a)?,
+                None => None,
             }
-            found.ok_or_else(|| optimized_out(&name))?
+            .ok_or_else(|| optimized_out(&name))?
         }
         None => return Err(optimized_out(&name)),
     };
@@ -280,6 +282,34 @@ fn expression_at<'a>(
         }
     }
     Ok(None)
+}
+
+/// The first address in `from..=to` a location list covers: the one
+/// address-by-address walk would stop at, found in one pass over the
+/// list (a function's range from malformed debug info may be 2^64 long).
+fn first_covered<'a>(
+    dw: &Dwarf<'a>,
+    unit: &Unit<'a>,
+    loc: AttributeValue<crate::dwarf::R<'a>>,
+    from: u64,
+    to: u64,
+) -> Result<Option<u64>, String> {
+    let Some(mut it) = dw.dwarf.attr_locations(unit, loc).map_err(bad)? else {
+        return Ok(None);
+    };
+    let mut first: Option<u64> = None;
+    let mut n = 0u32;
+    while let Some(l) = it.next().map_err(bad)? {
+        let a = l.range.begin.max(from);
+        if a < l.range.end && a <= to {
+            first = Some(first.map_or(a, |f| f.min(a)));
+        }
+        n += 1;
+        if n > 1 << 16 {
+            return Err("malformed debug info: location list too long".into());
+        }
+    }
+    Ok(first)
 }
 
 /// The DIE a `DW_AT_type` names.

@@ -6,6 +6,8 @@
 pub mod argexpand;
 pub mod args;
 pub mod btfnames;
+pub mod btfprotos;
+pub mod cache;
 pub mod check;
 pub mod cli;
 pub mod complete;

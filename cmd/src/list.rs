@@ -2,51 +2,20 @@
 //! `dynprobe list`: traceable functions with their BTF prototypes,
 //! tracepoints with their fields, and dynprobe's events.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Write};
 use std::path::Path;
 
-use dynprobe_lang::btf::Btf;
-
 use crate::btfnames::Names;
+use crate::btfprotos::{self, prototype, BtfSource};
 use crate::check::OwnedBtf;
 use crate::tracefs::{matches, Tracefs};
 
 /// Whether a glob (or none) takes `name`.
 fn takes(glob: Option<&str>, name: &str) -> bool {
     glob.is_none_or(|g| dynprobe_lang::glob_match(g.as_bytes(), name.as_bytes()))
-}
-
-/// A prototype: `vfs_read(file, buf, count, pos)`, or with types
-/// `ssize_t vfs_read(struct file *file, ...)`.
-pub fn prototype(btf: &Btf<'_>, names: Option<&Names>, func: &str) -> Option<String> {
-    let f = btf.func(func)?;
-    let mut params = Vec::new();
-    for i in 0..f.nr_params {
-        let (n, ty) = btf.func_param(func, i)?;
-        params.push(match names {
-            Some(_) if n.is_empty() && ty == 0 => "...".to_string(),
-            Some(names) => {
-                let t = names.type_name(ty);
-                if t.ends_with('*') {
-                    format!("{t}{n}")
-                } else {
-                    format!("{t} {n}")
-                }
-            }
-            None if n.is_empty() && ty == 0 => "...".to_string(),
-            None => n.to_string(),
-        });
-    }
-    Some(match names {
-        Some(names) => format!(
-            "{} {func}({})",
-            names.type_name(f.ret_type),
-            params.join(", ")
-        ),
-        None => format!("{func}({})", params.join(", ")),
-    })
 }
 
 /// Fields of a `format` text: `name` each, or `type name` with types.
@@ -71,17 +40,30 @@ pub fn format_fields(format: &str, verbose: bool) -> Vec<String> {
 
 /// Prints the list; the exit status.
 pub fn run(fs_: &Tracefs, glob: Option<&str>, verbose: bool) -> i32 {
-    let mut out = io::stdout().lock();
-    let vmlinux = OwnedBtf::load(Path::new("/sys/kernel/btf/vmlinux"));
-    let base = vmlinux.as_ref().and_then(|b| b.btf());
-    let mut base_names = None;
-    if verbose {
-        if let Some(v) = &vmlinux {
-            let mut n = Names::default();
-            n.add(v.blob());
-            base_names = Some(n);
-        }
-    }
+    run_with(
+        fs_,
+        &BtfSource::running(),
+        glob,
+        verbose,
+        &mut io::stdout().lock(),
+    )
+}
+
+/// Prints the list to `out`, the kernel's prototypes from `btf`'s kept
+/// index (btfprotos); the exit status.
+pub fn run_with(
+    fs_: &Tracefs,
+    btf: &BtfSource,
+    glob: Option<&str>,
+    verbose: bool,
+    out: &mut dyn Write,
+) -> i32 {
+    // The prototypes of the kernel's functions the glob takes.
+    let protos = btfprotos::load(btf, |name| takes(glob, name)).unwrap_or_default();
+    // The whole blob, read only when a module's function is listed (its
+    // BTF is split on the kernel's).
+    let vmlinux = OnceCell::new();
+    let vmlinux = || vmlinux.get_or_init(|| OwnedBtf::load(&btf.path)).as_ref();
     let funcs = match fs::read_to_string(fs_.root.join("available_filter_functions")) {
         Ok(t) => t,
         Err(e) => {
@@ -110,14 +92,19 @@ pub fn run(fs_: &Tracefs, glob: Option<&str>, verbose: bool) -> i32 {
         if !takes(glob, name) || !listed.insert((name.to_string(), module.map(str::to_string))) {
             continue;
         }
-        let proto = match (module, &base) {
-            (None, Some(b)) => prototype(b, base_names.as_ref(), name),
+        let base = || vmlinux().and_then(|v| v.btf());
+        let proto = match (module, module.and_then(|_| base())) {
+            (None, _) => protos.get(name).map(|p| match verbose {
+                true => p.typed.clone(),
+                false => p.plain.clone(),
+            }),
             (Some(m), Some(b)) => {
                 let entry = modules.entry(m.to_string()).or_insert_with(|| {
-                    let o = OwnedBtf::load_split(b, &Path::new("/sys/kernel/btf").join(m))?;
+                    let dir = btf.path.parent().unwrap_or(Path::new("/sys/kernel/btf"));
+                    let o = OwnedBtf::load_split(&b, &dir.join(m))?;
                     let names = verbose.then(|| {
                         let mut n = Names::default();
-                        if let Some(v) = &vmlinux {
+                        if let Some(v) = vmlinux() {
                             n.add(v.blob());
                         }
                         n.add(o.blob());
@@ -126,9 +113,9 @@ pub fn run(fs_: &Tracefs, glob: Option<&str>, verbose: bool) -> i32 {
                     Some((o, names))
                 });
                 match entry {
-                    Some((o, names)) => {
-                        o.split(b).and_then(|s| prototype(&s, names.as_ref(), name))
-                    }
+                    Some((o, names)) => o
+                        .split(&b)
+                        .and_then(|s| prototype(&s, names.as_ref(), name)),
                     None => None,
                 }
             }
@@ -145,14 +132,17 @@ pub fn run(fs_: &Tracefs, glob: Option<&str>, verbose: bool) -> i32 {
     }
     let ours: Vec<crate::tracefs::Defined> = fs_.defined();
     if let Ok(systems) = fs::read_dir(fs_.root.join("events")) {
-        let mut systems: Vec<_> = systems.flatten().filter(|e| e.path().is_dir()).collect();
+        // A directory by its entry's type, without a stat of each of
+        // the 2,000 (tracefs says the type when it lists).
+        let is_dir = |e: &fs::DirEntry| e.file_type().is_ok_and(|t| t.is_dir());
+        let mut systems: Vec<_> = systems.flatten().filter(is_dir).collect();
         systems.sort_by_key(|e| e.file_name());
         for s in systems {
             let sys = s.file_name().to_string_lossy().into_owned();
             let Ok(events) = fs::read_dir(s.path()) else {
                 continue;
             };
-            let mut events: Vec<_> = events.flatten().filter(|e| e.path().is_dir()).collect();
+            let mut events: Vec<_> = events.flatten().filter(is_dir).collect();
             events.sort_by_key(|e| e.file_name());
             for e in events {
                 let ev = e.file_name().to_string_lossy().into_owned();

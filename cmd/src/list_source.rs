@@ -50,16 +50,23 @@ pub fn text(what: What, place: &str, opts: &Options) -> Result<String, String> {
         What::Funcs => crate::debugfile::DebugFile::locate(opts.debuginfo.as_deref())
             .and_then(|f| crate::list_funcs::run(&f, Some(place).filter(|p| !p.is_empty()))),
         _ => {
-            let list = |ctx: &mut Ctx<'_>| match what {
-                What::Lines => lines(ctx, place),
-                _ => vars(ctx, place, what == What::Externs),
-            };
+            let list = |ctx: &mut Ctx<'_>| text_in(ctx, what, place);
             // -x BIN: the user binary's DWARF.
             match &opts.exec {
                 Some(bin) => crate::user_srcprobe::with_debuginfo(bin, opts, list),
                 None => with_debuginfo_for(opts, place, list),
             }
         }
+    }
+}
+
+/// What `list --line` or `list --vars [--externs]` prints of `place` in
+/// an open debug file (`--funcs` needs none: nothing).
+pub fn text_in(ctx: &mut Ctx<'_>, what: What, place: &str) -> Result<String, String> {
+    match what {
+        What::Lines => lines(ctx, place),
+        What::Vars | What::Externs => vars(ctx, place, what == What::Externs),
+        What::Funcs => Ok(String::new()),
     }
 }
 
