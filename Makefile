@@ -131,6 +131,7 @@ deb:
 
 setup:
 	$(TOP)/tools/setup/root
+	$(TOP)/tools/setup/guest-tools
 	$(TOP)/tools/setup/kernel
 	$(TOP)/tools/setup/stock
 	$(TOP)/tools/setup/host

@@ -140,6 +140,82 @@ ratio(M("hook_fprobe"), M("hook_ftrace"), None, "(bare fprobe / bare ftrace_ops)
 ratio(M("d_func"), M("hook_fprobe"), None, "(function event / bare fprobe)")
 ratio(M("k_fentry"), M("hook_fprobe"), None, "(kernel fprobe event / bare fprobe)")
 
+# The system-call target (__do_sys_getppid from user space, one 64-bit
+# value a hit): bpftrace beside both sides; issue 46's targets.
+ratio(M("d_gfunc"), M("bt_fentry"), 0.5,
+      "getppid: function event / bpftrace fentry printf (its reader counted)")
+ratio(M("d_gfentry"), M("bt_fentry"), None,
+      "getppid: dynprobe `f` entry event / bpftrace fentry printf (its reader counted)")
+ratio(M("d_gkprobe"), M("bt_kprobe"), 0.45,
+      "getppid: dynprobe kprobe event / bpftrace kprobe printf (its reader counted)")
+ratio(M("d_ghist"), M("bt_fentry_count"), 1.5,
+      "getppid: hist keys=common_pid on the function event / bpftrace fentry @c[pid] = count()")
+ratio(M("d_ghist"), M("k_ghist"), 0.4,
+      "getppid: hist keys=common_pid, dynprobe function event / kernel fprobe event")
+ratio(M("d_gfunc"), M("k_gfentry"), None, "getppid: function event / kernel fprobe entry event")
+ratio(M("d_gfentry"), M("k_gfentry"), None, "getppid: dynprobe `f` entry / kernel fprobe entry event")
+ratio(M("d_gkprobe"), M("k_gkprobe"), None, "getppid: dynprobe kprobe event / kernel kprobe event")
+ratio(M("d_gfunc_pipe"), M("bt_fentry"), None,
+      "(getppid, both read: function event + cat trace_pipe / bpftrace fentry printf)")
+ratio(M("d_gfunc_pipe"), M("k_gfentry_pipe"), None,
+      "(getppid, both read through trace_pipe: function event / kernel fprobe event)")
+ratio(M("bt_fentry"), M("k_gfentry"), None, "(getppid: bpftrace fentry printf / kernel fprobe event)")
+ratio(M("bt_kprobe_count"), M("bt_fentry_count"), None,
+      "(getppid: bpftrace kprobe @c[reg(\"di\")] / fentry @c[pid] count())")
+
+# The readers' side (tools/bench/guest's readers.csv): what the reader
+# did after the loop, and whether every record reached it.
+readers = {}
+try:
+    for r in csv.DictReader(open(os.path.join(out, "readers.csv"))):
+        readers.setdefault(r["contender"], []).append(r)
+except OSError:
+    pass
+if readers:
+    lines += ["", f"| contender with a reader | {UNIT}/hit during the loop (the reader's share then "
+              f"included), median | {UNIT}/hit of the reader after the loop, median | "
+              "calls a sample | records received (min–max) | lost (calls − received, max) | "
+              "lost, reported by bpftrace (max) |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for c, rs in readers.items():
+        after = statistics.median(int(r["reader_after_ps"]) / 1000.0 for r in rs)
+        o = over((rs[0]["phase"], c))
+        during = statistics.median(o[int(r["round"])] - int(r["reader_after_ps"]) / 1000.0
+                                   for r in rs if int(r["round"]) in o) if o else float("nan")
+        calls = max(int(r["calls"]) for r in rs)
+        got = [int(r["records"]) for r in rs]
+        lost = max(max(0, int(r["calls"]) - int(r["records"])) for r in rs)
+        reported = max(int(r["lost_reported"]) for r in rs)
+        lines.append(f"| {LABEL.get(c, c)} | {fmt(during)} | {fmt(after)} | {calls} | {min(got)}–{max(got)} | "
+                     f"{lost} | {reported} |")
+        csvrows.append(("reader", c, len(rs), f"{after:.1f}", "", "", ""))
+
+# The command's look-up beside bpftrace's and perf probe's (lookups.csv).
+looks = {}
+try:
+    for r in csv.DictReader(open(os.path.join(out, "lookups.csv"))):
+        looks.setdefault(r["tool"], {})[int(r["round"])] = (int(r["ns"]), int(r["lines"]))
+except OSError:
+    pass
+if looks:
+    what = {"dynprobe": "`dynprobe list 'vfs_rea*'`", "bpftrace": "`bpftrace -l 'fentry:vfs_rea*'`",
+            "perf": "`perf probe -F 'vfs_rea*'`"}
+    lines += ["", "| look-up, warm, in this boot | seconds, median | spread (min–max) | lines |",
+              "| --- | ---: | ---: | ---: |"]
+    for t, d in looks.items():
+        secs = [ns / 1e9 for ns, _ in d.values()]
+        lines.append(f"| {what.get(t, t)} | {statistics.median(secs):.2f} | "
+                     f"{min(secs):.2f}–{max(secs):.2f} | {max(n for _, n in d.values())} |")
+        csvrows.append(("lookup", t, len(d), f"{statistics.median(secs):.3f}",
+                        f"{min(secs):.3f}", f"{max(secs):.3f}", ""))
+    lines += ["", "| look-up ratio (time) | ratio | per-round spread | target | met |",
+              "| --- | ---: | ---: | ---: | :---: |"]
+
+    def secs_of(t):
+        return {rd: ns / 1e9 for rd, (ns, _) in looks.get(t, {}).items()}
+    ratio(None, None, 1.0, "`dynprobe list` / `bpftrace -l`", secs_of("dynprobe"), secs_of("bpftrace"))
+    ratio(None, None, None, "(`perf probe -F` / `dynprobe list`)", secs_of("perf"), secs_of("dynprobe"))
+
 # Memory per event (tools/bench/guest's memory phase), if it ran.
 mem = {}
 try:
@@ -201,7 +277,18 @@ if phases:
 
 rounds = max((len(s) for s in samples.values()), default=0)
 n = rows[0]["n"] if rows else "?"
-head = (f"Measured {datetime.date.today()} on the {kernel} kernel, {clock} clock: "
+def first_line(name):
+    try:
+        return open(os.path.join(out, name)).read().split("\n")[0].strip()
+    except OSError:
+        return ""
+
+
+release = first_line("kernel-release")
+bpftrace = first_line("bpftrace-version")
+head = (f"Measured {datetime.date.today()} on the {kernel} kernel"
+        f"{f' ({release})' if release else ''}, {clock} clock"
+        f"{f', {bpftrace}' if bpftrace else ''}: "
         f"{rounds} rounds, target called {n} times per run; overhead = {UNIT}/call "
         f"with the probe minus {UNIT}/call of the baseline run just before it.\n")
 with open(os.path.join(out, "results.md"), "w") as f:
