@@ -34,9 +34,14 @@ hp_clear() {
 			done
 		done
 	done
-	# Removed triggers are freed by a kthread (trigger_data_free), and
-	# until then an enable_hist trigger holds its event.
-	hp_retry sh -c 'echo > dynprobe/dynamic_events && echo > dynamic_events'
+	# Each event by name (a truncating write would also take the
+	# synthetic events, and fail while one is in use). Removed triggers
+	# are freed by a kthread (trigger_data_free), and until then an
+	# enable_hist trigger holds its event.
+	for e in mk kmk mkx; do
+		[ ! -d events/hk/$e ] || hp_retry sh -c "echo -:hk/$e >> dynamic_events"
+		[ ! -d events/hd/$e ] || hp_retry sh -c "echo -:hd/$e >> dynprobe/dynamic_events"
+	done
 	echo > trace
 }
 
