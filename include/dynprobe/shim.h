@@ -415,6 +415,13 @@ void dynprobe_holds_exit(void);
  */
 bool dynprobe_fast_record_init(u32 buffer_offset, u32 flags_offset,
 			       u32 flags_size, u64 slow_flags);
+/*
+ * The byte offset of struct trace_array's no_filter_buffering_ref (an
+ * int), found in BTF: while it is 0, a record only triggers read is
+ * handed to them where the hit assembled it (hit.c). Called after
+ * dynprobe_fast_record_init(), and only if that turned the fast path on.
+ */
+void dynprobe_trigger_record_init(u32 no_buffering_offset);
 
 /*
  * Per-CPU hit counters (memory.c; alloc_percpu() and per_cpu_ptr() are

@@ -366,6 +366,101 @@ static __always_inline void trace_record_copy_fast(struct trace_event_file *file
 }
 
 /*
+ * Records only triggers read. While an event is soft disabled (its
+ * triggers on, the event itself not enabled) and a trigger reads the
+ * record (a hist trigger, a trigger with a filter: TRIGGER_COND), the
+ * full path builds the record in the tracing core's per-CPU temporary
+ * buffer, calls the triggers on it from trace_event_buffer_commit() and
+ * drops it. Here the record the hit assembles in its scratch level is
+ * handed to the triggers instead, with the same call and the same
+ * arguments, and nothing else is done with it: the soft-disabled event
+ * writes nothing, its filter is tested only for what would be written,
+ * and output_printk(), the trace exports and the stack options act on
+ * committed records only.
+ *
+ * What the triggers get besides the record: the instance's ring buffer,
+ * as from the temporary buffer, and a ring-buffer event header, which a
+ * hist trigger asks for its common_timestamp only. A trigger that reads
+ * timestamps raises the instance's no_filter_buffering_ref before it is
+ * added (hist_register_trigger()), and the full path then reserves a
+ * real ring-buffer event whose stamp the trigger reads; so do the hits
+ * here (trigger_record_ok()). The header handed over is an absolute time
+ * stamp of 0: a trigger added between that test and the triggers' walk
+ * reads a stamp of 0 for that hit, where ring_buffer_event_time_stamp()
+ * would warn of an event outside any reservation.
+ *
+ * The event probe's pid filter (set_event_pid) is tested in the full
+ * path only: an event with one takes it.
+ */
+struct trigger_record {
+	bool on;
+	u32 no_buffering_offset;
+};
+static struct trigger_record trigger_rec __read_mostly;
+
+/* A ring_buffer_event of type RINGBUF_TYPE_TIME_STAMP and stamp 0. */
+static u32 trigger_event[2] = { RINGBUF_TYPE_TIME_STAMP, 0 };
+
+void dynprobe_trigger_record_init(u32 no_buffering_offset)
+{
+	if (!smp_load_acquire(&fast.on) || no_buffering_offset % sizeof(int))
+		return;
+	trigger_rec.no_buffering_offset = no_buffering_offset;
+	/* Published after the offset (trigger_record_ok()). */
+	smp_store_release(&trigger_rec.on, true);
+}
+
+/*
+ * Whether the triggers alone read this hit's record, and may read it
+ * where the hit assembled it. Asked only where the fast record path is
+ * not taken.
+ */
+static __always_inline bool trigger_record_ok(const struct trace_event_file *file)
+{
+	const unsigned long want = EVENT_FILE_FL_SOFT_DISABLED |
+				   EVENT_FILE_FL_TRIGGER_COND;
+	const u8 *tr = (const u8 *)file->tr;
+
+	if ((READ_ONCE(file->flags) & (want | EVENT_FILE_FL_PID_FILTER)) != want)
+		return false;
+	/* Pairs with the release in dynprobe_trigger_record_init(). */
+	if (!smp_load_acquire(&trigger_rec.on))
+		return false;
+	if (READ_ONCE(*(const int *)(tr + trigger_rec.no_buffering_offset)))
+		return false;
+	/*
+	 * The triggers' list is read after the count, as the trigger that
+	 * raised it was added after raising it.
+	 */
+	smp_rmb();
+	return true;
+}
+
+/*
+ * The triggers on a record assembled at @rec, whose header is written
+ * here, as trace_event_buffer_reserve() writes the temporary buffer's.
+ * Called, not inlined, in place of trace_event_buffer_commit(): a
+ * trigger that saves the stack (a hist trigger's stacktrace key, the
+ * stacktrace trigger) skips a fixed number of frames, and sees the same
+ * frames here as on the full path.
+ */
+static noinline void trigger_record(struct trace_event_file *file, u8 *rec)
+{
+	struct trace_buffer *buffer = READ_ONCE(
+		*(struct trace_buffer **)((u8 *)file->tr + fast.buffer_offset));
+	enum event_trigger_type tt;
+
+	tracing_generic_entry_update((struct trace_entry *)rec,
+				     file->event_call->event.type,
+				     record_context());
+	tt = event_triggers_call(file, buffer, rec,
+				 (struct ring_buffer_event *)trigger_event);
+	if (tt)
+		event_triggers_post_call(file, tt);
+}
+NOKPROBE_SYMBOL(trigger_record);
+
+/*
  * The full path of a record assembled at @rec. Apart from the fast path,
  * as trace_record_full() is: the kernel's builds clear every automatic
  * variable where its scope begins (CONFIG_INIT_STACK_ALL_ZERO), and the
@@ -373,11 +468,15 @@ static __always_inline void trace_record_copy_fast(struct trace_event_file *file
  */
 static __always_inline void trace_record_copy_full(struct trace_event_file *file,
 						   struct pt_regs *regs,
-						   const u8 *rec, size_t len)
+						   u8 *rec, size_t len)
 {
 	struct trace_event_buffer fbuffer;
 	struct trace_entry *entry;
 
+	if (trigger_record_ok(file)) {
+		trigger_record(file, rec);
+		return;
+	}
 	if (trace_trigger_soft_disabled(file))
 		return;
 	entry = trace_event_buffer_reserve(&fbuffer, file, len);
@@ -397,7 +496,7 @@ static __always_inline void trace_record_copy_full(struct trace_event_file *file
  */
 static __always_inline void trace_record_copy(struct trace_event_file *file,
 					      struct pt_regs *regs,
-					      const u8 *rec, size_t len)
+					      u8 *rec, size_t len)
 {
 	if (fast_record_ok(file))
 		trace_record_copy_fast(file, rec, len);
@@ -413,7 +512,7 @@ static __always_inline void trace_record_copy(struct trace_event_file *file,
  * set is NULL once its instance is disabled (disabling needs no memory).
  */
 static __always_inline void trace_record(const struct dynprobe_sink *sink,
-					 struct pt_regs *regs, const u8 *rec,
+					 struct pt_regs *regs, u8 *rec,
 					 size_t len)
 {
 	/* Pairs with the release stores of @file (trace_event.rs). */
@@ -448,7 +547,17 @@ static __always_inline void trace_record_full(const struct dynprobe_feed *feed,
 {
 	struct trace_event_buffer fbuffer;
 	struct trace_entry *entry;
+	u8 *rec;
 
+	if (trigger_record_ok(file)) {
+		rec = scratch_get();
+		if (rec) {
+			fetch_record(feed, hit, rec, feed->fixed_size);
+			trigger_record(file, rec);
+			scratch_put();
+			return;
+		}
+	}
 	if (trace_trigger_soft_disabled(file))
 		return;
 	entry = trace_event_buffer_reserve(&fbuffer, file, feed->fixed_size);
@@ -626,7 +735,7 @@ NOKPROBE_SYMBOL(dynprobe_dispatch_user);
  * the hit.
  */
 void dynprobe_dispatch_user_record(const struct dynprobe_feed *feed,
-				   struct pt_regs *regs, const u8 *rec,
+				   struct pt_regs *regs, u8 *rec,
 				   size_t len)
 {
 	const struct dynprobe_sink *sink = feed->sink;

@@ -25,14 +25,15 @@ void dynprobe_dispatch_ftrace(const struct dynprobe_feed *feed,
 /*
  * The same for a uprobe's record of words, in the probed task
  * (preemption disabled); and a uprobe's record assembled at @rec (@len
- * bytes, header included), into the event's instances and perf.
+ * bytes, header included), into the event's instances and perf (its
+ * header is written where triggers alone read it).
  */
 void dynprobe_dispatch_user(const struct dynprobe_feed *feed,
 			    struct pt_regs *regs,
 			    const unsigned long *entry_data,
 			    unsigned long ip1, unsigned long ip2);
 void dynprobe_dispatch_user_record(const struct dynprobe_feed *feed,
-				   struct pt_regs *regs, const u8 *rec,
+				   struct pt_regs *regs, u8 *rec,
 				   size_t len);
 /* The same for an event probe, fed by its source event's record. */
 void dynprobe_dispatch_event(const struct dynprobe_feed *feed,

@@ -3,8 +3,9 @@
 //! The tracing core's private `struct trace_array` (kernel/trace/trace.h,
 //! not in any header a module can include), located in the kernel's BTF
 //! for the fast record path (src/shim/hit.c): where an instance keeps its
-//! ring buffer and its options word, and which options make a record take
-//! the full path.
+//! ring buffer and its options word, which options make a record take
+//! the full path, and the count of triggers that read timestamps, which
+//! makes a record only triggers read take it too.
 
 use kernel::prelude::*;
 
@@ -45,8 +46,20 @@ fn layout(btf: &Btf<'_>) -> Option<(u32, u32, u32, u64)> {
     Some((buffer_offset, byte_offset(&flags)?, flags_size, options))
 }
 
-/// Turns the fast record path on if BTF locates what it reads; called
-/// once, with the vmlinux BTF, before any event exists.
+/// Byte offset of `no_filter_buffering_ref`, an `int`: `None` when BTF
+/// lacks it or gives it another type.
+fn no_buffering_offset(btf: &Btf<'_>) -> Option<u32> {
+    let tr = btf.struct_named("trace_array")?;
+    let count = btf.member(tr, "no_filter_buffering_ref").ok()??;
+    match btf.type_info(count.ty)? {
+        BtfType::Int { bits: 32, .. } => byte_offset(&count),
+        _ => None,
+    }
+}
+
+/// Turns the fast record path on if BTF locates what it reads, and with
+/// it the path of records only triggers read; called once, with the
+/// vmlinux BTF, before any event exists.
 pub(crate) fn fast_record_init(btf: &Btf<'_>) {
     let on = layout(btf).is_some_and(|(buffer, flags, size, options)| {
         // SAFETY: called once (the first definition's BTF set-up, with
@@ -56,5 +69,12 @@ pub(crate) fn fast_record_init(btf: &Btf<'_>) {
     });
     if !on {
         pr_info!("struct trace_array not found in BTF: every record takes the tracing core's full path\n");
+        return;
+    }
+    match no_buffering_offset(btf) {
+        // SAFETY: as above, once, after the fast path is on; hits read
+        // the offset only after the release that publishes it.
+        Some(offset) => unsafe { b::dynprobe_trigger_record_init(offset) },
+        None => pr_info!("no_filter_buffering_ref not found in BTF: records for triggers take the tracing core's full path\n"),
     }
 }
