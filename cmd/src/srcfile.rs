@@ -61,84 +61,12 @@ pub fn read_lines(path: &Path) -> Option<Vec<String>> {
     )
 }
 
-/// perf probe's lazy match: a glob (`*`, `?`, `[...]`) over the whole
+/// perf probe's lazy match: its glob (strfilter.rs) over the whole
 /// line, blanks ignored in both.
 pub fn lazy_match(line: &str, pat: &str) -> bool {
-    let l: Vec<char> = line.chars().filter(|c| !c.is_whitespace()).collect();
-    let p: Vec<char> = pat.chars().filter(|c| !c.is_whitespace()).collect();
-    glob(&l, &p)
-}
-
-fn glob(s: &[char], p: &[char]) -> bool {
-    // Iterative with one backtrack point for `*`.
-    let (mut si, mut pi) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while si < s.len() {
-        match p.get(pi) {
-            Some('*') => {
-                star = Some((pi, si));
-                pi += 1;
-                continue;
-            }
-            Some('?') => {
-                si += 1;
-                pi += 1;
-                continue;
-            }
-            Some('[') => {
-                if let Some((ok, len)) = class(&p[pi..], s[si]) {
-                    if ok {
-                        si += 1;
-                        pi += len;
-                        continue;
-                    }
-                } else if s[si] == '[' {
-                    si += 1;
-                    pi += 1;
-                    continue;
-                }
-            }
-            Some('\\') if p.get(pi + 1) == Some(&s[si]) => {
-                si += 1;
-                pi += 2;
-                continue;
-            }
-            Some(&c) if c == s[si] => {
-                si += 1;
-                pi += 1;
-                continue;
-            }
-            _ => {}
-        }
-        match star {
-            Some((sp, ss)) => {
-                pi = sp + 1;
-                si = ss + 1;
-                star = Some((sp, ss + 1));
-            }
-            None => return false,
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
-}
-
-/// A `[...]` class at the start of `p`: whether `c` is in it, and its
-/// length; None when it does not close.
-fn class(p: &[char], c: char) -> Option<(bool, usize)> {
-    let end = p.iter().skip(1).position(|&x| x == ']')? + 1;
-    let body = &p[1..end];
-    let mut ok = false;
-    let mut i = 0;
-    while i < body.len() {
-        if i + 2 < body.len() && body[i + 1] == '-' {
-            ok |= body[i] <= c && c <= body[i + 2];
-            i += 3;
-        } else {
-            ok |= body[i] == c;
-            i += 1;
-        }
-    }
-    Some((ok, end + 1))
+    let l: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+    let p: String = pat.chars().filter(|c| !c.is_whitespace()).collect();
+    crate::strfilter::glob(&p, &l)
 }
 
 #[cfg(test)]
@@ -158,6 +86,9 @@ mod tests {
         assert!(!lazy_match("ab", "a[0-9]"));
         assert!(lazy_match("x", "*"));
         assert!(!lazy_match("x", ""));
+        // perf's __match_charclass: a class that does not close matches
+        // nothing.
+        assert!(!lazy_match("a[", "a["));
     }
 
     #[test]
