@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The index of a debug file's functions: each name with the DIEs that
 //! define it (with code, or an inline function's abstract definition).
-//! Made by one pass over every unit's top-level DIEs, then kept per
+//! Made by one pass over every unit's top-level DIEs (shared out among
+//! threads), then kept per
 //! build id in `$XDG_CACHE_HOME/dynprobe/debuginfo/BUILDID.index`
 //! (`~/.cache/...`), so that only the first query on a kernel reads the
 //! whole file. `rm -r ~/.cache/dynprobe/debuginfo` clears it; a file that
@@ -11,7 +12,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::cache;
-use crate::dwarf::{bad, Dwarf};
+use crate::dwarf::{bad, Dwarf, R};
 
 /// A function's DIE: its unit's `.debug_info` offset and its offset
 /// within the unit.
@@ -39,53 +40,50 @@ pub struct Index {
 const MAGIC: &str = "dynprobe-debuginfo-index 2";
 
 impl Index {
-    /// Reads every unit's top-level subprograms.
+    /// Reads every unit's top-level subprograms, the units shared out
+    /// among threads (one a CPU, at most 8) in runs of about equal size;
+    /// the runs' findings are joined in unit order, so the index is the
+    /// same whatever the number of threads.
     pub fn build(dw: &mut Dwarf<'_>) -> Result<Index, String> {
-        let mut idx = Index::default();
+        let mut heads = Vec::new();
+        let mut total = 0usize;
         let mut headers = dw.dwarf.units();
         while let Some(h) = headers.next().map_err(bad)? {
-            let Some(cu) = h.offset().as_debug_info_offset() else {
-                continue;
-            };
-            let unit = dw.dwarf.unit(h).map_err(bad)?;
-            let mut tree = unit.entries_tree(None).map_err(bad)?;
-            let root = tree.root().map_err(bad)?;
-            let mut children = root.children();
-            while let Some(child) = children.next().map_err(bad)? {
-                let e = child.entry();
-                if e.tag() != gimli::DW_TAG_subprogram {
-                    continue;
-                }
-                if e.attr_value(gimli::DW_AT_declaration)
-                    .ok()
-                    .flatten()
-                    .is_some()
-                {
-                    continue;
-                }
-                let has_code = e.attr_value(gimli::DW_AT_low_pc).ok().flatten().is_some()
-                    || e.attr_value(gimli::DW_AT_ranges).ok().flatten().is_some();
-                let inline = matches!(
-                    e.attr_value(gimli::DW_AT_inline).ok().flatten(),
-                    Some(gimli::AttributeValue::Inline(i))
-                        if i == gimli::DW_INL_inlined || i == gimli::DW_INL_declared_inlined
-                );
-                if !has_code && !inline {
-                    continue;
-                }
-                // A name no place can spell (empty, or one that would
-                // break the cache file's lines) is not indexed.
-                let Some(name) = dw
-                    .name(&unit, e.offset())
-                    .filter(|n| !n.is_empty() && !n.contains('\n'))
-                else {
-                    continue;
-                };
-                idx.funcs.entry(name).or_default().push(FuncDie {
-                    cu: cu.0,
-                    die: e.offset().0,
-                    inline: inline && !has_code,
-                });
+            total = total.saturating_add(h.length_including_self());
+            heads.push(h);
+        }
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 8);
+        let share = total / threads + 1;
+        let mut runs: Vec<&[_]> = Vec::new();
+        let (mut first, mut size) = (0, 0usize);
+        for (i, h) in heads.iter().enumerate() {
+            size = size.saturating_add(h.length_including_self());
+            if size >= share {
+                runs.push(&heads[first..=i]);
+                (first, size) = (i + 1, 0);
+            }
+        }
+        runs.push(&heads[first..]);
+        let gimli_dwarf = &dw.dwarf;
+        let found: Vec<Result<Vec<(String, FuncDie)>, String>> = std::thread::scope(|s| {
+            let handles: Vec<_> = runs
+                .iter()
+                .map(|run| s.spawn(move || subprograms(gimli_dwarf, run)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err("the index's reader stopped".into()))
+                })
+                .collect()
+        });
+        let mut idx = Index::default();
+        for run in found {
+            for (name, die) in run? {
+                idx.funcs.entry(name).or_default().push(die);
             }
         }
         Ok(idx)
@@ -178,6 +176,65 @@ fn parse_line(l: &str) -> Option<(String, FuncDie)> {
     Some((name.to_string(), f))
 }
 
+/// The top-level subprograms of the units `heads`, in order: each
+/// named function with code, or inline function's abstract definition.
+fn subprograms<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    heads: &[gimli::UnitHeader<R<'a>>],
+) -> Result<Vec<(String, FuncDie)>, String> {
+    let mut out = Vec::new();
+    for h in heads {
+        let Some(cu) = h.offset().as_debug_info_offset() else {
+            continue;
+        };
+        let unit = dwarf.unit(*h).map_err(bad)?;
+        let mut tree = unit.entries_tree(None).map_err(bad)?;
+        let root = tree.root().map_err(bad)?;
+        let mut children = root.children();
+        while let Some(child) = children.next().map_err(bad)? {
+            let e = child.entry();
+            if e.tag() != gimli::DW_TAG_subprogram {
+                continue;
+            }
+            if e.attr_value(gimli::DW_AT_declaration)
+                .ok()
+                .flatten()
+                .is_some()
+            {
+                continue;
+            }
+            let has_code = e.attr_value(gimli::DW_AT_low_pc).ok().flatten().is_some()
+                || e.attr_value(gimli::DW_AT_ranges).ok().flatten().is_some();
+            let inline = matches!(
+                e.attr_value(gimli::DW_AT_inline).ok().flatten(),
+                Some(gimli::AttributeValue::Inline(i))
+                    if i == gimli::DW_INL_inlined || i == gimli::DW_INL_declared_inlined
+            );
+            if !has_code && !inline {
+                continue;
+            }
+            // A name no place can spell (empty, or one that would break
+            // the cache file's lines) is not indexed.
+            let Some(name) = Dwarf::attr_integrate(&unit, e.offset(), gimli::DW_AT_name)
+                .and_then(|v| dwarf.attr_string(&unit, v).ok())
+                .map(|s| String::from_utf8_lossy(s.slice()).into_owned())
+                .filter(|n| !n.is_empty() && !n.contains('\n'))
+            else {
+                continue;
+            };
+            out.push((
+                name,
+                FuncDie {
+                    cu: cu.0,
+                    die: e.offset().0,
+                    inline: inline && !has_code,
+                },
+            ));
+        }
+    }
+    Ok(out)
+}
+
 /// Where the index of build id `id` is kept.
 pub fn cache_path(id: &str) -> Option<PathBuf> {
     Some(cache::dir("debuginfo")?.join(format!("{id}.index")))
@@ -206,6 +263,30 @@ pub fn load(dw: &mut Dwarf<'_>, id: Option<&str>, size: usize) -> Result<Index, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The index made by threads is the one a single pass over every
+    /// unit makes, names and DIEs in the same order: on this test
+    /// binary, whose DWARF has hundreds of units.
+    #[test]
+    fn threads_make_the_same_index() {
+        let exe = std::env::current_exe().unwrap();
+        let file = crate::debugfile::DebugFile::open(&exe).unwrap();
+        let obj = file.object().unwrap();
+        let mut dw = Dwarf::load(&file, &obj).unwrap();
+        let mut heads = Vec::new();
+        let mut it = dw.dwarf.units();
+        while let Some(h) = it.next().unwrap() {
+            heads.push(h);
+        }
+        assert!(heads.len() > 50, "{} units", heads.len());
+        let mut one = Index::default();
+        for (name, die) in subprograms(&dw.dwarf, &heads).unwrap() {
+            one.funcs.entry(name).or_default().push(die);
+        }
+        let built = Index::build(&mut dw).unwrap();
+        assert!(built.funcs.len() > 100);
+        assert_eq!(built, one);
+    }
 
     #[test]
     fn text_round_trip() {
