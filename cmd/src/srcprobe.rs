@@ -527,21 +527,26 @@ impl<'a> Ctx<'a> {
         Ok(out)
     }
 
-    /// The kprobe lines of one source-level probe line.
-    pub fn lines(&mut self, text: &str) -> Result<Vec<String>, String> {
-        let sp = srcplace::parse(text).map_err(|e| e.to_string())?;
-        let points = self.points(&sp)?;
-        let ret = sp.place.spot == Spot::Return;
-        // A place named by file takes its first point's function's name,
-        // as perf names each probe of it.
-        let func = match (&sp.place.func, points.first()) {
+    /// The function a probe line's event is named after: the place's,
+    /// or for a place named by file its first point's function's, as
+    /// perf names each probe of it.
+    pub fn event_function(&mut self, sp: &SourceProbe, points: &[Point]) -> Result<String, String> {
+        Ok(match (&sp.place.func, points.first()) {
             (Some(f), _) => f.clone(),
             (None, Some(p)) => {
                 let unit = self.dw.unit(p.cu)?;
                 self.dw.name(&unit, p.scope).unwrap_or_default()
             }
             (None, None) => String::new(),
-        };
+        })
+    }
+
+    /// The kprobe lines of one source-level probe line.
+    pub fn lines(&mut self, text: &str) -> Result<Vec<String>, String> {
+        let sp = srcplace::parse(text).map_err(|e| e.to_string())?;
+        let points = self.points(&sp)?;
+        let ret = sp.place.spot == Spot::Return;
+        let func = self.event_function(&sp, &points)?;
         let event = match (&sp.event, &sp.place.spot) {
             (Some(e), _) => e.clone(),
             (None, Spot::RelLine(l)) => format!("{func}_L{l}"),

@@ -12,6 +12,7 @@ use std::path::Path;
 
 use gimli::{AttributeValue, Operation, UnitOffset};
 
+use crate::argexpand;
 use crate::dwarf::{bad, Dwarf, Unit};
 use crate::dwarf_index;
 use crate::dwarf_lines::subtree;
@@ -32,9 +33,15 @@ pub fn wants_dwarf(line: &str, opts: &Options) -> bool {
         return false;
     }
     match srcplace::parse(line) {
-        Ok(sp) => sp.needs_debuginfo() || opts.any() || sp.args.iter().any(|a| !a.raw),
+        Ok(sp) => sp.needs_debuginfo() || opts.any() || sp.args.iter().any(names_variables),
         Err(_) => false,
     }
+}
+
+/// Whether an argument names variables from the DWARF: a variable, or
+/// `$params`/`$vars` (perf's perf_probe_with_var).
+fn names_variables(a: &srcplace::Arg) -> bool {
+    !a.raw || a.var == argexpand::PARAMS || a.var == argexpand::VARS
 }
 
 /// Opens BIN's debug info and runs `f` on the binary and the queries'
@@ -218,12 +225,12 @@ fn uprobe_lines(ud: &UserDebug, ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Pla
     let sp = srcplace::parse(text).map_err(|e| e.to_string())?;
     let mut points = ctx.points(&sp)?;
     let ret = sp.place.spot == Spot::Return;
-    let func = sp.place.func.clone().unwrap_or_default();
+    let func = ctx.event_function(&sp, &points)?;
     // perf's skip_prologue: FUNC with variables, in a unit built
     // without optimization, is probed after the prologue, where the
     // variables' stack slots are written.
     let mut skipped = Vec::new();
-    if sp.place.spot == Spot::Entry(0) && sp.args.iter().any(|a| !a.raw) {
+    if sp.place.spot == Spot::Entry(0) && sp.args.iter().any(names_variables) {
         for p in points.iter_mut() {
             let unit = ctx.dw.unit(p.cu)?;
             if p.scope != p.sp || optimized(&unit)? {
