@@ -37,6 +37,10 @@ pub struct Index {
     cached: Option<String>,
 }
 
+/// The `.debug_info` size from which the index is read by several
+/// threads.
+const THREADED_FROM: usize = 4 << 20;
+
 const MAGIC: &str = "dynprobe-debuginfo-index 2";
 
 impl Index {
@@ -52,9 +56,15 @@ impl Index {
             total = total.saturating_add(h.length_including_self());
             heads.push(h);
         }
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, 8);
+        // A small file (a program, a module, a fuzz input) is read faster
+        // than threads start: one thread under THREADED_FROM bytes.
+        let threads = if total < THREADED_FROM {
+            1
+        } else {
+            std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .clamp(1, 8)
+        };
         let share = total / threads + 1;
         let mut runs: Vec<&[_]> = Vec::new();
         let (mut first, mut size) = (0, 0usize);
@@ -266,7 +276,8 @@ mod tests {
 
     /// The index made by threads is the one a single pass over every
     /// unit makes, names and DIEs in the same order: on this test
-    /// binary, whose DWARF has hundreds of units.
+    /// binary, whose DWARF has hundreds of units (and more than
+    /// THREADED_FROM bytes, so several threads read it).
     #[test]
     fn threads_make_the_same_index() {
         let exe = std::env::current_exe().unwrap();
