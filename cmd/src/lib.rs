@@ -19,6 +19,7 @@ pub mod dwarf_index;
 pub mod dwarf_lines;
 pub mod dwarf_reloc;
 pub mod dwarf_scope;
+pub mod dwarf_toplevel;
 pub mod dwarf_vars;
 pub mod held_child;
 pub mod line;
