@@ -89,6 +89,9 @@ pub struct Index {
 /// threads.
 const THREADED_FROM: usize = 4 << 20;
 
+/// The runs of units a thread reads on average.
+const RUNS_A_THREAD: usize = 8;
+
 const MAGIC: &str = "dynprobe-debuginfo-index 2";
 
 impl Index {
@@ -175,9 +178,8 @@ impl Index {
 /// Every unit's top-level subprograms (each named function with code,
 /// or inline function's abstract definition), each run of units' into
 /// a sink `new` makes for its size in bytes: the units shared out among
-/// threads (one a CPU, at most 8) in runs of about equal size, the
-/// runs' sinks in unit order, so the index is the same whatever the
-/// number of threads.
+/// threads (one a CPU, at most 8) in runs, the runs' sinks in unit
+/// order, so the index is the same whatever the number of threads.
 fn runs<'a, S: Sink<'a> + Send>(
     dw: &Dwarf<'a>,
     new: impl Fn(usize) -> S + Sync,
@@ -198,7 +200,15 @@ fn runs<'a, S: Sink<'a> + Send>(
             .map_or(1, |n| n.get())
             .clamp(1, 8)
     };
-    let share = total / threads + 1;
+    // Runs of about equal size, several a thread, taken in turn by
+    // whichever thread is free: a thread the machine's other work
+    // holds back reads fewer.
+    let count = if threads == 1 {
+        1
+    } else {
+        threads * RUNS_A_THREAD
+    };
+    let share = total / count + 1;
     let mut runs: Vec<&[_]> = Vec::new();
     let (mut first, mut size) = (0, 0usize);
     for (i, h) in heads.iter().enumerate() {
@@ -210,27 +220,35 @@ fn runs<'a, S: Sink<'a> + Send>(
     }
     runs.push(&heads[first..]);
     let gimli_dwarf = &dw.dwarf;
-    let new = &new;
-    let found: Vec<Result<S, String>> = std::thread::scope(|s| {
-        let handles: Vec<_> = runs
-            .iter()
-            .map(|run| {
-                s.spawn(move || {
-                    let size = run.iter().map(|h| h.length_including_self()).sum();
-                    let mut sink = new(size);
-                    subprograms(gimli_dwarf, run, &mut sink).map(|()| sink)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("the index's reader stopped".into()))
-            })
-            .collect()
+    let (new, runs) = (&new, &runs);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let next = &next;
+    let read = move || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(run) = runs.get(i) else {
+                return done;
+            };
+            let size = run.iter().map(|h| h.length_including_self()).sum();
+            let mut sink = new(size);
+            done.push((i, subprograms(gimli_dwarf, run, &mut sink).map(|()| sink)));
+        }
+    };
+    let mut found: Vec<Option<Result<S, String>>> = (0..runs.len()).map(|_| None).collect();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads).map(|_| s.spawn(read)).collect();
+        for h in handles {
+            // A reader that stopped leaves its runs unread: an error.
+            for (i, r) in h.join().unwrap_or_default() {
+                found[i] = Some(r);
+            }
+        }
     });
-    found.into_iter().collect()
+    found
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err("the index's reader stopped".into())))
+        .collect()
 }
 
 /// The cache file's text of the index of `dw` (answering as
