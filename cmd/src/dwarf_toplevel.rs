@@ -84,15 +84,24 @@ enum Step {
 /// with code or DW_AT_inline).
 #[derive(Clone, Copy)]
 struct Plan {
-    from: usize,
-    to: usize,
-    /// The steps are these bytes (the plan of most DIEs).
-    fixed: Option<usize>,
-    /// The steps are this many bytes, a sibling of this width (1 to 8
-    /// bytes), this many bytes.
-    fixed_sibling: Option<(usize, usize, usize)>,
+    from: u32,
+    to: u32,
+    skip: Skip,
     children: bool,
     candidate: bool,
+}
+
+/// How a plan's steps are taken (kept small: a plan is read for each
+/// DIE).
+#[derive(Clone, Copy)]
+enum Skip {
+    /// The steps are these bytes (the plan of most DIEs).
+    Fixed(u32),
+    /// The steps are this many bytes, a sibling of this width (1 to 8
+    /// bytes), this many bytes.
+    FixedSibling(u32, u8, u32),
+    /// Step by step.
+    Steps,
 }
 
 /// The plans of a unit's abbreviations, made as codes are met.
@@ -123,33 +132,7 @@ impl Plans {
         let mut sibling_seen = false;
         for s in specs {
             let sib = s.name() == gimli::DW_AT_sibling && !sibling_seen;
-            let step = match s.form() {
-                gimli::DW_FORM_ref1 if sib => Step::Sibling(1),
-                gimli::DW_FORM_ref2 if sib => Step::Sibling(2),
-                gimli::DW_FORM_ref4 if sib => Step::Sibling(4),
-                gimli::DW_FORM_ref8 if sib => Step::Sibling(8),
-                gimli::DW_FORM_ref_udata if sib => Step::Sibling(0),
-                f => match s.size(header) {
-                    Some(n) => Step::Fixed(n),
-                    None => match f {
-                        gimli::DW_FORM_udata
-                        | gimli::DW_FORM_sdata
-                        | gimli::DW_FORM_ref_udata
-                        | gimli::DW_FORM_strx
-                        | gimli::DW_FORM_GNU_str_index
-                        | gimli::DW_FORM_addrx
-                        | gimli::DW_FORM_GNU_addr_index
-                        | gimli::DW_FORM_loclistx
-                        | gimli::DW_FORM_rnglistx => Step::Leb,
-                        gimli::DW_FORM_string => Step::Str,
-                        gimli::DW_FORM_block1 => Step::Block(1),
-                        gimli::DW_FORM_block2 => Step::Block(2),
-                        gimli::DW_FORM_block4 => Step::Block(4),
-                        gimli::DW_FORM_block | gimli::DW_FORM_exprloc => Step::BlockLeb,
-                        _ => return Err(Unhandled),
-                    },
-                },
-            };
+            let step = step_of(s, header, sib)?;
             sibling_seen |= sib;
             let merge = self.steps.len() > from;
             match (step, self.steps.last_mut()) {
@@ -159,7 +142,7 @@ impl Plans {
         }
         let bytes = |s: Option<&Step>| match s {
             None => Some(0),
-            Some(Step::Fixed(n)) => Some(*n),
+            Some(Step::Fixed(n)) => u32::try_from(*n).ok(),
             _ => None,
         };
         let mine = &self.steps[from..];
@@ -172,16 +155,21 @@ impl Plans {
                 let Step::Sibling(w) = mine[i] else {
                     return Err(Unhandled);
                 };
+                let w = u8::try_from(w).map_err(|_| Unhandled)?;
                 let before = if i == 0 { Some(0) } else { bytes(mine.first()) };
                 before.zip(bytes(mine.get(i + 1))).map(|(b, a)| (b, w, a))
             }
             _ => None,
         };
+        let skip = match (fixed, fixed_sibling) {
+            (Some(n), _) => Skip::Fixed(n),
+            (None, Some((b, w, a))) => Skip::FixedSibling(b, w, a),
+            (None, None) => Skip::Steps,
+        };
         let plan = Plan {
-            from,
-            to: self.steps.len(),
-            fixed,
-            fixed_sibling,
+            from: u32::try_from(from).map_err(|_| Unhandled)?,
+            to: u32::try_from(self.steps.len()).map_err(|_| Unhandled)?,
+            skip,
             children: ab.has_children(),
             candidate: ab.tag() == gimli::DW_TAG_subprogram
                 && !has(specs, gimli::DW_AT_declaration)
@@ -201,24 +189,28 @@ impl Plans {
     /// Steps over a DIE's attributes in `buf` from `*at`; its first
     /// DW_AT_sibling, if a unit reference.
     fn skip(&self, plan: Plan, buf: &[u8], at: &mut usize) -> Result<Option<usize>, Unhandled> {
-        if let Some(n) = plan.fixed {
-            *at = at
-                .checked_add(n)
-                .filter(|&e| e <= buf.len())
-                .ok_or(Unhandled)?;
-            return Ok(None);
-        }
-        if let Some((before, width, after)) = plan.fixed_sibling {
-            *at = at.checked_add(before).ok_or(Unhandled)?;
-            let sibling = fixed(buf, at, width)?;
-            *at = at
-                .checked_add(after)
-                .filter(|&e| e <= buf.len())
-                .ok_or(Unhandled)?;
-            return Ok(Some(sibling));
+        match plan.skip {
+            Skip::Fixed(n) => {
+                *at = at
+                    .checked_add(n as usize)
+                    .filter(|&e| e <= buf.len())
+                    .ok_or(Unhandled)?;
+                return Ok(None);
+            }
+            Skip::FixedSibling(before, width, after) => {
+                *at = at.checked_add(before as usize).ok_or(Unhandled)?;
+                let sibling = fixed(buf, at, usize::from(width))?;
+                *at = at
+                    .checked_add(after as usize)
+                    .filter(|&e| e <= buf.len())
+                    .ok_or(Unhandled)?;
+                return Ok(Some(sibling));
+            }
+            Skip::Steps => {}
         }
         let mut sibling = None;
-        for step in &self.steps[plan.from..plan.to] {
+        let steps = self.steps.get(plan.from as usize..plan.to as usize);
+        for step in steps.ok_or(Unhandled)? {
             match *step {
                 Step::Fixed(n) => *at = at.checked_add(n).ok_or(Unhandled)?,
                 Step::Leb => {
@@ -267,6 +259,129 @@ fn leb(buf: &[u8], at: &mut usize) -> Result<u64, Unhandled> {
             return Ok(v);
         }
     }
+}
+
+/// How to step over an attribute of `spec` (`sib`: the DIE's first
+/// DW_AT_sibling).
+fn step_of(
+    spec: &gimli::AttributeSpecification,
+    header: &UnitHeader<R<'_>>,
+    sib: bool,
+) -> Result<Step, Unhandled> {
+    Ok(match spec.form() {
+        gimli::DW_FORM_ref1 if sib => Step::Sibling(1),
+        gimli::DW_FORM_ref2 if sib => Step::Sibling(2),
+        gimli::DW_FORM_ref4 if sib => Step::Sibling(4),
+        gimli::DW_FORM_ref8 if sib => Step::Sibling(8),
+        gimli::DW_FORM_ref_udata if sib => Step::Sibling(0),
+        f => match spec.size(header) {
+            Some(n) => Step::Fixed(n),
+            None => match f {
+                gimli::DW_FORM_udata
+                | gimli::DW_FORM_sdata
+                | gimli::DW_FORM_ref_udata
+                | gimli::DW_FORM_strx
+                | gimli::DW_FORM_GNU_str_index
+                | gimli::DW_FORM_addrx
+                | gimli::DW_FORM_GNU_addr_index
+                | gimli::DW_FORM_loclistx
+                | gimli::DW_FORM_rnglistx => Step::Leb,
+                gimli::DW_FORM_string => Step::Str,
+                gimli::DW_FORM_block1 => Step::Block(1),
+                gimli::DW_FORM_block2 => Step::Block(2),
+                gimli::DW_FORM_block4 => Step::Block(4),
+                gimli::DW_FORM_block | gimli::DW_FORM_exprloc => Step::BlockLeb,
+                _ => return Err(Unhandled),
+            },
+        },
+    })
+}
+
+/// Steps over one attribute by `step` (what Plans::skip does for each).
+fn take(step: Step, buf: &[u8], at: &mut usize) -> Result<(), Unhandled> {
+    match step {
+        Step::Fixed(n) => *at = at.checked_add(n).ok_or(Unhandled)?,
+        Step::Leb | Step::Sibling(0) => {
+            leb(buf, at)?;
+        }
+        Step::Str => {
+            let rest = buf.get(*at..).ok_or(Unhandled)?;
+            let n = rest.iter().position(|&b| b == 0).ok_or(Unhandled)?;
+            *at += n + 1;
+        }
+        Step::Block(n) => {
+            let len = fixed(buf, at, n)?;
+            *at = at.checked_add(len).ok_or(Unhandled)?;
+        }
+        Step::BlockLeb => {
+            let len = usize::try_from(leb(buf, at)?).map_err(|_| Unhandled)?;
+            *at = at.checked_add(len).ok_or(Unhandled)?;
+        }
+        Step::Sibling(n) => {
+            fixed(buf, at, n)?;
+        }
+    }
+    Ok(())
+}
+
+/// A candidate subprogram's attributes in `buf` from `*at` (stepped
+/// over), decoded here where each wanted one has the form GCC gives
+/// it, to the value gimli's `Attribute::value` gives: a string or
+/// `.debug_str` offset name, 4-byte references, a 1-byte DW_AT_inline.
+/// None (`*at` kept) where one has another form: gimli reads that DIE.
+fn quick_attrs<'a>(
+    specs: &[gimli::AttributeSpecification],
+    header: &UnitHeader<R<'a>>,
+    buf: &'a [u8],
+    at: &mut usize,
+) -> Result<Option<Attrs<'a>>, Unhandled> {
+    let mut out = Attrs::default();
+    let mut p = *at;
+    let word4 = header.format() == gimli::Format::Dwarf32;
+    for spec in specs {
+        let slot = match spec.name() {
+            gimli::DW_AT_name => &mut out.name,
+            gimli::DW_AT_abstract_origin => &mut out.origin,
+            gimli::DW_AT_specification => &mut out.specification,
+            gimli::DW_AT_inline => &mut out.inline,
+            gimli::DW_AT_sibling => &mut out.sibling,
+            _ => {
+                take(step_of(spec, header, false)?, buf, &mut p)?;
+                continue;
+            }
+        };
+        if slot.is_some() {
+            take(step_of(spec, header, false)?, buf, &mut p)?;
+            continue;
+        }
+        let v = match (spec.name(), spec.form()) {
+            (gimli::DW_AT_name, gimli::DW_FORM_strp) if word4 => {
+                AttributeValue::DebugStrRef(gimli::DebugStrOffset(fixed(buf, &mut p, 4)?))
+            }
+            (gimli::DW_AT_name, gimli::DW_FORM_string) => {
+                let rest = buf.get(p..).ok_or(Unhandled)?;
+                let n = rest.iter().position(|&b| b == 0).ok_or(Unhandled)?;
+                p += n + 1;
+                AttributeValue::String(R::new(&rest[..n], gimli::LittleEndian))
+            }
+            (
+                gimli::DW_AT_abstract_origin | gimli::DW_AT_specification | gimli::DW_AT_sibling,
+                gimli::DW_FORM_ref4,
+            ) => AttributeValue::UnitRef(UnitOffset(fixed(buf, &mut p, 4)?)),
+            (gimli::DW_AT_inline, gimli::DW_FORM_data1) => {
+                let b = *buf.get(p).ok_or(Unhandled)?;
+                p += 1;
+                AttributeValue::Inline(gimli::DwInl(b))
+            }
+            _ => return Ok(None),
+        };
+        *slot = Some(v);
+    }
+    if p > buf.len() {
+        return Err(Unhandled);
+    }
+    *at = p;
+    Ok(Some(out))
 }
 
 /// An `n`-byte little-endian number at `*at`, stepped over.
@@ -323,15 +438,19 @@ pub fn subprograms<'a>(
         }
         let plan = plans.get(abbrevs, header, code)?;
         let sibling = if depth == 1 && plan.candidate {
-            let mut raw = header
-                .entries_raw(abbrevs, Some(off))
-                .map_err(|_| Unhandled)?;
-            let ab = raw
-                .read_abbreviation()
-                .map_err(|_| Unhandled)?
-                .ok_or(Unhandled)?;
-            let attrs = Attrs::read(&mut raw, ab.attributes()).map_err(|_| Unhandled)?;
-            at = raw.next_offset().0.checked_sub(base).ok_or(Unhandled)?;
+            let ab = abbrevs.get(code).ok_or(Unhandled)?;
+            let attrs = match quick_attrs(ab.attributes(), header, buf, &mut at)? {
+                Some(a) => a,
+                None => {
+                    let mut raw = header
+                        .entries_raw(abbrevs, Some(off))
+                        .map_err(|_| Unhandled)?;
+                    raw.read_abbreviation().map_err(|_| Unhandled)?;
+                    let a = Attrs::read(&mut raw, ab.attributes()).map_err(|_| Unhandled)?;
+                    at = raw.next_offset().0.checked_sub(base).ok_or(Unhandled)?;
+                    a
+                }
+            };
             if let Some((name, f)) = function(dwarf, unit, cu, off, ab.attributes(), &attrs)? {
                 out.push(name, f);
             }
