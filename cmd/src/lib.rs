@@ -15,6 +15,7 @@ pub mod debugfile;
 pub mod docs;
 pub mod dwarf;
 pub mod dwarf_bitfield;
+pub mod dwarf_found;
 pub mod dwarf_index;
 pub mod dwarf_lines;
 pub mod dwarf_reloc;
