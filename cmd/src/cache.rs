@@ -19,12 +19,23 @@ pub fn dir(kind: &str) -> Option<PathBuf> {
 /// over it), making its directory. A cache that cannot be written only
 /// costs time, so failures are not reported.
 pub fn store(path: &Path, text: &str) {
+    store_parts(path, &[text]);
+}
+
+/// `store` of the text made of `parts` in turn.
+pub fn store_parts(path: &Path, parts: &[impl AsRef<str>]) {
+    use std::io::Write;
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".{}", std::process::id()));
-    if std::fs::write(&tmp, text).is_ok() {
+    let written = std::fs::File::create(&tmp).and_then(|mut f| {
+        parts
+            .iter()
+            .try_for_each(|p| f.write_all(p.as_ref().as_bytes()))
+    });
+    if written.is_ok() {
         let _ = std::fs::rename(&tmp, path);
     }
 }
