@@ -19,7 +19,10 @@ use crate::sys::events_lock::Held;
 ///
 /// # Safety
 ///
-/// Called by the tracing core, with event_mutex held, for a live event.
+/// Called by the tracing core for a live event: with event_mutex held
+/// for (un)registering in a trace instance or for perf (and perf's
+/// open and close, which need nothing here); perf's add and del, which
+/// also need nothing here, come from perf's scheduling without it.
 /// Named: src/shim/holds.c tells dynprobe's events by it.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn dynprobe_rs_event_reg(
@@ -29,15 +32,21 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_event_reg(
 ) -> c_int {
     // SAFETY: per the function's contract.
     let ev = unsafe { TraceEvent::from_call(call) };
-    // SAFETY: the tracing core calls `reg` with event_mutex held.
-    let held = unsafe { Held::by_caller() };
     let file = data.cast::<b::trace_event_file>();
-    let ret = match ty {
-        b::trace_reg_TRACE_REG_REGISTER => ev.enable(Some(file), held),
-        b::trace_reg_TRACE_REG_UNREGISTER => ev.disable(Some(file), held),
-        b::trace_reg_TRACE_REG_PERF_REGISTER => ev.enable(None, held),
-        b::trace_reg_TRACE_REG_PERF_UNREGISTER => ev.disable(None, held),
-        _ => Ok(()),
+    let (enable, file) = match ty {
+        b::trace_reg_TRACE_REG_REGISTER => (true, Some(file)),
+        b::trace_reg_TRACE_REG_UNREGISTER => (false, Some(file)),
+        b::trace_reg_TRACE_REG_PERF_REGISTER => (true, None),
+        b::trace_reg_TRACE_REG_PERF_UNREGISTER => (false, None),
+        _ => return 0,
+    };
+    // SAFETY: the tracing core (un)registers with event_mutex held
+    // (trace_events.c, trace_event_perf.c).
+    let held = unsafe { Held::by_caller() };
+    let ret = if enable {
+        ev.enable(file, held)
+    } else {
+        ev.disable(file, held)
     };
     match ret {
         Ok(()) => 0,
