@@ -219,10 +219,11 @@ impl TraceEvent {
             // allocated ("Could not initialize trace point events/..."):
             // the event would stay registered with fields missing from its
             // format, its filters and its triggers. It is taken out again,
-            // never enabled or seen by a hit, and the write fails.
+            // never enabled or seen by a hit, and the write fails. The
+            // removal unregisters its trace_event too (event_remove()):
+            // a second unregister would free its type number twice.
             if defined_fields(class) != ev.parts.shape.fields().count() {
                 b::trace_remove_event_call(call);
-                b::unregister_trace_event(core::ptr::addr_of_mut!((*call).event));
                 return Err(ENOMEM);
             }
         }
