@@ -43,6 +43,11 @@ INSTANCES = ['dnm0', 'dnm1', 'dnm2']
 tried = {'operations': 0, 'failures': 0}
 
 
+def kmsg(text):
+    with open('/dev/kmsg', 'w') as f:
+        f.write('dynprobe-selftest: %s\n' % text)
+
+
 def fail(msg):
     print('FAIL: ' + msg)
     sys.exit(1)
@@ -256,6 +261,10 @@ def main():
         tracefs.write(LISTING, DEFINITION, truncate=True)
         for name in INSTANCES:
             make_instance(name)
+        # The guest runner leaves out, between these markers, what the
+        # kernel itself warns of when an allocation made to fail was its
+        # own (tools/guest/run).
+        kmsg('fault injection on')
         for count in (1, 2, 3):
             for name in INSTANCES[:count]:
                 set_enable(name, True)
@@ -264,6 +273,7 @@ def main():
         rmdir_enabled()
         remove_event()
     finally:
+        kmsg('fault injection off')
         for name, value in saved.items():
             tracefs.write('%s/%s' % (FAILSLAB, name), value, truncate=True)
     for name in INSTANCES:
