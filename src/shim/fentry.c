@@ -164,8 +164,18 @@ static int fentry_hook(struct dynprobe_fentry *probe)
 int dynprobe_fentry_arm(struct dynprobe_fentry *probe)
 {
 	struct module *mod;
+	unsigned int i;
 	int ret;
 
+	/*
+	 * An entry probe has no entry data: its word table reads registers
+	 * only (src/probe/mod.rs' word_table()), which the callback relies on
+	 * to read them without testing each slot (hit.c's table_word()).
+	 */
+	for (i = 0; i < probe->feed.words - probe->feed.header_words; i++)
+		if (WARN_ON_ONCE(i >= DYNPROBE_TABLE_WORDS ||
+				 probe->feed.word_slot[i] >= DYNPROBE_ENTRY_SLOT))
+			return -EINVAL;
 	guard(mutex)(&fentry_lock);
 	/*
 	 * Held while the filter changes: a module whose going notifier ran
