@@ -147,11 +147,13 @@ struct hit {
 	const void *source;
 	size_t source_len;
 	/*
-	 * The feed's word table reads registers only: a hit of the shared
-	 * ftrace_ops, whose entry probes have no entry data
-	 * (dynprobe_fentry_arm() checks).
+	 * A hit of the shared ftrace_ops, whose entry probes have no entry
+	 * data: the feed's word table reads registers only, and its header
+	 * is the last header_words of @ip1, the caller, and @ip2, the call
+	 * site (a function event's two, an f event's one), whatever the
+	 * probe's kind (dynprobe_fentry_arm() checks both).
 	 */
-	bool table_regs_only;
+	bool fentry;
 };
 
 /* Word @i of the feed's table, from the hit's registers or entry data. */
@@ -161,7 +163,7 @@ static __always_inline unsigned long table_word(const struct dynprobe_feed *feed
 {
 	unsigned int slot = feed->word_slot[i];
 
-	if (hit->table_regs_only || slot < DYNPROBE_ENTRY_SLOT)
+	if (hit->fentry || slot < DYNPROBE_ENTRY_SLOT)
 		return ((const unsigned long *)hit->regs)[slot];
 	if (hit->entry_data)
 		return hit->entry_data[slot - DYNPROBE_ENTRY_SLOT];
@@ -177,12 +179,20 @@ static __always_inline size_t record_words(const struct dynprobe_feed *feed,
 					   const struct hit *hit, u8 *buf)
 {
 	unsigned long *word = (unsigned long *)(buf + sizeof(struct trace_entry));
-	unsigned int nr = feed->words - feed->header_words;
+	unsigned int header_words = feed->header_words;
+	unsigned int nr = feed->words - header_words;
 
-	if (feed->header_words > 0)
-		put_unaligned(hit->ip1, word++);
-	if (feed->header_words > 1)
-		put_unaligned(hit->ip2, word++);
+	if (hit->fentry) {
+		if (header_words > 1)
+			put_unaligned(hit->ip1, word++);
+		if (header_words > 0)
+			put_unaligned(hit->ip2, word++);
+	} else {
+		if (header_words > 0)
+			put_unaligned(hit->ip1, word++);
+		if (header_words > 1)
+			put_unaligned(hit->ip2, word++);
+	}
 	/*
 	 * Written out for each of the table's slots rather than in a loop:
 	 * no loop counter, and no bounds check of the table's index.
@@ -228,9 +238,14 @@ static __always_inline size_t fetch_record(const struct dynprobe_feed *feed,
  */
 struct fast_record {
 	bool on;
-	bool flags_wide;
 	u32 buffer_offset;
-	u32 flags_offset;
+	/*
+	 * The instance's options word is read as the 8 bytes that end with
+	 * it (instance_options()): a 4-byte word is their upper half
+	 * (x86_64 is little-endian), whose options @slow_options holds
+	 * shifted there. One read of one size, with no test of the size.
+	 */
+	u32 options_end_offset;
 	u64 slow_options;
 };
 static struct fast_record fast __read_mostly;
@@ -243,26 +258,34 @@ bool dynprobe_fast_record_init(u32 buffer_offset, u32 flags_offset,
 			       u32 flags_size, u64 slow_options)
 {
 	const struct dynprobe_kernel_symbols *k = &dynprobe_ksyms;
+	unsigned int shift = 64 - 8 * flags_size;
 
+	/*
+	 * A 4-byte word is not the first field of struct trace_array: the 4
+	 * bytes before it are the struct's too.
+	 */
 	if (!k->tracepoint_printk_key || !k->trace_event_exports_enabled ||
 	    !k->trace_taskinfo_save || (flags_size != 4 && flags_size != 8) ||
-	    buffer_offset % sizeof(void *) || flags_offset % flags_size)
+	    buffer_offset % sizeof(void *) || flags_offset % flags_size ||
+	    flags_offset + flags_size < 8 ||
+	    (shift && slow_options >> (64 - shift)))
 		return false;
 	fast.buffer_offset = buffer_offset;
-	fast.flags_offset = flags_offset;
-	fast.flags_wide = flags_size == 8;
-	fast.slow_options = slow_options;
+	fast.options_end_offset = flags_offset + flags_size - 8;
+	fast.slow_options = slow_options << shift;
 	/* Published after the settings it guards (fast_record_ok()). */
 	smp_store_release(&fast.on, true);
 	return true;
 }
 
-/* The instance's options word (struct trace_array's trace_flags). */
+/*
+ * The instance's options word (struct trace_array's trace_flags), in
+ * the bits of fast.slow_options: one load, so a word being changed is
+ * read once, old or new, as READ_ONCE() reads it.
+ */
 static __always_inline u64 instance_options(const u8 *tr)
 {
-	if (fast.flags_wide)
-		return READ_ONCE(*(const u64 *)(tr + fast.flags_offset));
-	return READ_ONCE(*(const u32 *)(tr + fast.flags_offset));
+	return get_unaligned((const u64 *)(tr + fast.options_end_offset));
 }
 
 /*
@@ -333,8 +356,8 @@ static __always_inline bool fast_record_ok(const struct trace_event_file *file)
 	/* Pairs with the release in dynprobe_fast_record_init(). */
 	return smp_load_acquire(&fast.on) &&
 	       !(READ_ONCE(file->flags) & SLOW_FILE_FLAGS) &&
-	       !key_on(dynprobe_ksyms.tracepoint_printk_key) &&
-	       !key_on(dynprobe_ksyms.trace_event_exports_enabled) &&
+	       !(key_on(dynprobe_ksyms.tracepoint_printk_key) |
+		 key_on(dynprobe_ksyms.trace_event_exports_enabled)) &&
 	       !(instance_options((const u8 *)file->tr) & fast.slow_options);
 }
 
@@ -766,24 +789,25 @@ void dynprobe_fentry_callback(unsigned long ip, unsigned long parent_ip,
 	regs = ftrace_partial_regs(fregs, NULL);
 	hash_for_each_possible_rcu_notrace(dynprobe_fentry_probes, probe,
 					   node, ip) {
-		struct hit hit = {
-			.regs = regs, .fregs = fregs, .ip1 = ip,
-			.table_regs_only = true,
+		const struct hit hit = {
+			.regs = regs, .fregs = fregs,
+			.ip1 = parent_ip, .ip2 = ip, .fentry = true,
 		};
 
 		if (probe->addr != ip)
 			continue;
+		if (dispatch_words_fast(&probe->feed, &hit))
+			continue;
 		/*
 		 * A function event's header: the caller, then the call site,
-		 * as fprobe reports them.
+		 * as fprobe reports them; an f event's: the call site.
 		 */
-		if (probe->kind == DYNPROBE_FUNCTION_ENTRY) {
-			hit.ip1 = parent_ip;
-			hit.ip2 = ip;
-		}
-		if (!dispatch_words_fast(&probe->feed, &hit))
+		if (probe->kind == DYNPROBE_FUNCTION_ENTRY)
 			dispatch_ftrace_slow(&probe->feed, fregs, regs, NULL,
-					     hit.ip1, hit.ip2);
+					     parent_ip, ip);
+		else
+			dispatch_ftrace_slow(&probe->feed, fregs, regs, NULL,
+					     ip, 0);
 	}
 out:
 	ftrace_test_recursion_unlock(bit);
