@@ -164,8 +164,23 @@ static int fentry_hook(struct dynprobe_fentry *probe)
 int dynprobe_fentry_arm(struct dynprobe_fentry *probe)
 {
 	struct module *mod;
+	unsigned int i;
 	int ret;
 
+	/*
+	 * What the callback's record of words relies on (hit.c's struct
+	 * hit, fentry): an entry probe has no entry data, so its word table
+	 * reads registers only (src/probe/mod.rs' word_table()), and its
+	 * header is a function event's two ips or an f event's one.
+	 */
+	if (probe->feed.words &&
+	    WARN_ON_ONCE(probe->feed.header_words !=
+			 (probe->kind == DYNPROBE_FUNCTION_ENTRY ? 2 : 1)))
+		return -EINVAL;
+	for (i = 0; i < probe->feed.words - probe->feed.header_words; i++)
+		if (WARN_ON_ONCE(i >= DYNPROBE_TABLE_WORDS ||
+				 probe->feed.word_slot[i] >= DYNPROBE_ENTRY_SLOT))
+			return -EINVAL;
 	guard(mutex)(&fentry_lock);
 	/*
 	 * Held while the filter changes: a module whose going notifier ran

@@ -4,9 +4,11 @@
  * which are fprobes on a tracepoint's probestub), the few static inline
  * functions their Rust owners need (src/probe/hook/fprobe.rs, tprobe.rs),
  * and the module references an fprobe registered by address takes
- * (src/probe/hook/function_list.rs). The handlers are C because they are made
- * of ftrace's static inline functions; they hand each hit to the hit path
- * (hit.c).
+ * (src/probe/hook/function_list.rs), and the lookup of a caller's address
+ * behind a return trampoline that every return handler shares
+ * (internal.h's dynprobe_real_return_address()). The handlers are C
+ * because they are made of ftrace's static inline functions; they hand
+ * each hit to the hit path (hit.c).
  */
 #include <linux/fprobe.h>
 #include <linux/ftrace.h>
@@ -47,9 +49,11 @@ static int fprobe_entry(struct fprobe *fp, unsigned long entry_ip,
 						 NULL, entry_ip, 0);
 		break;
 	default:
-		/* Exit events: keep what the exit needs of the entry. */
-		if (fp->entry_data_size)
-			dynprobe_rs_store_entry(probe->feed->def, regs, entry_data);
+		/*
+		 * Exit events: keep what the exit needs of the entry. Only those
+		 * that keep something have this handler (dynprobe_fprobe_init()).
+		 */
+		dynprobe_rs_store_entry(probe->feed->def, regs, entry_data);
 		break;
 	}
 	return 0;
@@ -80,10 +84,41 @@ static void fprobe_exit(struct fprobe *fp, unsigned long entry_ip,
 }
 NOKPROBE_SYMBOL(fprobe_exit);
 
+/* internal.h's dynprobe_real_return_address(): @addr is a trampoline's. */
+noinline unsigned long dynprobe_trampoline_return_address(unsigned long addr,
+							  unsigned long *slot)
+{
+	if (addr == (unsigned long)dynprobe_ksyms.rethook_trampoline &&
+	    dynprobe_ksyms.have.rethook_find_ret_addr) {
+		struct llist_node *cur = NULL;
+		unsigned long found;
+
+		found = dynprobe_call_rethook_find_ret_addr(current,
+							    (unsigned long)slot,
+							    &cur);
+		if (found)
+			addr = found;
+	}
+	if (addr == (unsigned long)dynprobe_ksyms.fgraph_return_handler &&
+	    dynprobe_ksyms.have.ftrace_graph_ret_addr) {
+		int idx = 0;
+
+		addr = dynprobe_call_ftrace_graph_ret_addr(current, &idx, addr,
+							   slot);
+	}
+	return addr;
+}
+NOKPROBE_SYMBOL(dynprobe_trampoline_return_address);
+
 void dynprobe_fprobe_init(struct dynprobe_fprobe *probe, bool exit,
 			  unsigned int entry_data_size)
 {
-	probe->fp.entry_handler = fprobe_entry;
+	/*
+	 * An exit that keeps nothing of the entry has no entry handler: fprobe
+	 * then records the return without calling one.
+	 */
+	if (!exit || entry_data_size)
+		probe->fp.entry_handler = fprobe_entry;
 	if (exit) {
 		probe->fp.exit_handler = fprobe_exit;
 		probe->fp.entry_data_size = entry_data_size;

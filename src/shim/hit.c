@@ -146,7 +146,29 @@ struct hit {
 	/* An event probe's source record and its size; NULL for the rest. */
 	const void *source;
 	size_t source_len;
+	/*
+	 * A hit of the shared ftrace_ops, whose entry probes have no entry
+	 * data: the feed's word table reads registers only, and its header
+	 * is the last header_words of @ip1, the caller, and @ip2, the call
+	 * site (a function event's two, an f event's one), whatever the
+	 * probe's kind (dynprobe_fentry_arm() checks both).
+	 */
+	bool fentry;
 };
+
+/* Word @i of the feed's table, from the hit's registers or entry data. */
+static __always_inline unsigned long table_word(const struct dynprobe_feed *feed,
+					       const struct hit *hit,
+					       unsigned int i)
+{
+	unsigned int slot = feed->word_slot[i];
+
+	if (hit->fentry || slot < DYNPROBE_ENTRY_SLOT)
+		return ((const unsigned long *)hit->regs)[slot];
+	if (hit->entry_data)
+		return hit->entry_data[slot - DYNPROBE_ENTRY_SLOT];
+	return 0;
+}
 
 /*
  * A record of words, from the feed's word table: what the definition's
@@ -156,28 +178,34 @@ struct hit {
 static __always_inline size_t record_words(const struct dynprobe_feed *feed,
 					   const struct hit *hit, u8 *buf)
 {
-	const unsigned long *regs = (const unsigned long *)hit->regs;
-	u8 *word = buf + sizeof(struct trace_entry);
-	unsigned int i, nr = feed->words - feed->header_words;
+	unsigned long *word = (unsigned long *)(buf + sizeof(struct trace_entry));
+	unsigned int header_words = feed->header_words;
+	unsigned int nr = feed->words - header_words;
 
-	if (feed->header_words > 0) {
-		put_unaligned(hit->ip1, (unsigned long *)word);
-		word += sizeof(unsigned long);
+	if (hit->fentry) {
+		if (header_words > 1)
+			put_unaligned(hit->ip1, word++);
+		if (header_words > 0)
+			put_unaligned(hit->ip2, word++);
+	} else {
+		if (header_words > 0)
+			put_unaligned(hit->ip1, word++);
+		if (header_words > 1)
+			put_unaligned(hit->ip2, word++);
 	}
-	if (feed->header_words > 1) {
-		put_unaligned(hit->ip2, (unsigned long *)word);
-		word += sizeof(unsigned long);
-	}
-	for (i = 0; i < nr; i++, word += sizeof(unsigned long)) {
-		unsigned int slot = feed->word_slot[i];
-		unsigned long value = 0;
-
-		if (slot < DYNPROBE_ENTRY_SLOT)
-			value = regs[slot];
-		else if (hit->entry_data)
-			value = hit->entry_data[slot - DYNPROBE_ENTRY_SLOT];
-		put_unaligned(value, (unsigned long *)word);
-	}
+	/*
+	 * Written out for each of the table's slots rather than in a loop:
+	 * no loop counter, and no bounds check of the table's index.
+	 */
+	BUILD_BUG_ON(DYNPROBE_TABLE_WORDS != 4);
+	if (nr > 0)
+		put_unaligned(table_word(feed, hit, 0), word);
+	if (nr > 1)
+		put_unaligned(table_word(feed, hit, 1), word + 1);
+	if (nr > 2)
+		put_unaligned(table_word(feed, hit, 2), word + 2);
+	if (nr > 3)
+		put_unaligned(table_word(feed, hit, 3), word + 3);
 	return feed->fixed_size;
 }
 
@@ -210,9 +238,14 @@ static __always_inline size_t fetch_record(const struct dynprobe_feed *feed,
  */
 struct fast_record {
 	bool on;
-	bool flags_wide;
 	u32 buffer_offset;
-	u32 flags_offset;
+	/*
+	 * The instance's options word is read as the 8 bytes that end with
+	 * it (instance_options()): a 4-byte word is their upper half
+	 * (x86_64 is little-endian), whose options @slow_options holds
+	 * shifted there. One read of one size, with no test of the size.
+	 */
+	u32 options_end_offset;
 	u64 slow_options;
 };
 static struct fast_record fast __read_mostly;
@@ -225,26 +258,34 @@ bool dynprobe_fast_record_init(u32 buffer_offset, u32 flags_offset,
 			       u32 flags_size, u64 slow_options)
 {
 	const struct dynprobe_kernel_symbols *k = &dynprobe_ksyms;
+	unsigned int shift = 64 - 8 * flags_size;
 
+	/*
+	 * A 4-byte word is not the first field of struct trace_array: the 4
+	 * bytes before it are the struct's too.
+	 */
 	if (!k->tracepoint_printk_key || !k->trace_event_exports_enabled ||
 	    !k->trace_taskinfo_save || (flags_size != 4 && flags_size != 8) ||
-	    buffer_offset % sizeof(void *) || flags_offset % flags_size)
+	    buffer_offset % sizeof(void *) || flags_offset % flags_size ||
+	    flags_offset + flags_size < 8 ||
+	    (shift && slow_options >> (64 - shift)))
 		return false;
 	fast.buffer_offset = buffer_offset;
-	fast.flags_offset = flags_offset;
-	fast.flags_wide = flags_size == 8;
-	fast.slow_options = slow_options;
+	fast.options_end_offset = flags_offset + flags_size - 8;
+	fast.slow_options = slow_options << shift;
 	/* Published after the settings it guards (fast_record_ok()). */
 	smp_store_release(&fast.on, true);
 	return true;
 }
 
-/* The instance's options word (struct trace_array's trace_flags). */
+/*
+ * The instance's options word (struct trace_array's trace_flags), in
+ * the bits of fast.slow_options: one load, so a word being changed is
+ * read once, old or new, as READ_ONCE() reads it.
+ */
 static __always_inline u64 instance_options(const u8 *tr)
 {
-	if (fast.flags_wide)
-		return READ_ONCE(*(const u64 *)(tr + fast.flags_offset));
-	return READ_ONCE(*(const u32 *)(tr + fast.flags_offset));
+	return get_unaligned((const u64 *)(tr + fast.options_end_offset));
 }
 
 /*
@@ -261,25 +302,32 @@ static __always_inline u64 instance_options(const u8 *tr)
 static __always_inline unsigned int record_context(void)
 {
 	unsigned int pc = preempt_count(), flags = 0, migrate = 0;
-	unsigned long irqflags;
+	unsigned long irqflags, tif = read_thread_flags();
 
 	local_save_flags(irqflags);
 	if (irqs_disabled_flags(irqflags))
 		flags |= TRACE_FLAG_IRQS_OFF;
-	if (pc & NMI_MASK)
-		flags |= TRACE_FLAG_NMI;
-	if (pc & HARDIRQ_MASK)
-		flags |= TRACE_FLAG_HARDIRQ;
-	if (in_serving_softirq())
-		flags |= TRACE_FLAG_SOFTIRQ;
-	if (softirq_count() >> (SOFTIRQ_SHIFT + 1))
-		flags |= TRACE_FLAG_BH_OFF;
-	if (tif_need_resched())
+	/*
+	 * Most hits are in a task outside any interrupt or softirq, where
+	 * all four of these tests fail: one test for them all first.
+	 */
+	if (unlikely((pc & (NMI_MASK | HARDIRQ_MASK)) || softirq_count())) {
+		if (pc & NMI_MASK)
+			flags |= TRACE_FLAG_NMI;
+		if (pc & HARDIRQ_MASK)
+			flags |= TRACE_FLAG_HARDIRQ;
+		if (in_serving_softirq())
+			flags |= TRACE_FLAG_SOFTIRQ;
+		if (softirq_count() >> (SOFTIRQ_SHIFT + 1))
+			flags |= TRACE_FLAG_BH_OFF;
+	}
+	/* The thread's flags read once, for both of tif_test_bit()'s tests. */
+	if (tif & BIT(TIF_NEED_RESCHED))
 		flags |= TRACE_FLAG_NEED_RESCHED;
 	if (test_preempt_need_resched())
 		flags |= TRACE_FLAG_PREEMPT_RESCHED;
 	if (IS_ENABLED(CONFIG_ARCH_HAS_PREEMPT_LAZY) &&
-	    tif_test_bit(TIF_NEED_RESCHED_LAZY))
+	    (tif & BIT(TIF_NEED_RESCHED_LAZY)))
 		flags |= TRACE_FLAG_NEED_RESCHED_LAZY;
 #ifdef CONFIG_SMP
 	migrate = current->migration_disabled;
@@ -308,20 +356,21 @@ static __always_inline bool fast_record_ok(const struct trace_event_file *file)
 	/* Pairs with the release in dynprobe_fast_record_init(). */
 	return smp_load_acquire(&fast.on) &&
 	       !(READ_ONCE(file->flags) & SLOW_FILE_FLAGS) &&
-	       !key_on(dynprobe_ksyms.tracepoint_printk_key) &&
-	       !key_on(dynprobe_ksyms.trace_event_exports_enabled) &&
+	       !(key_on(dynprobe_ksyms.tracepoint_printk_key) |
+		 key_on(dynprobe_ksyms.trace_event_exports_enabled)) &&
 	       !(instance_options((const u8 *)file->tr) & fast.slow_options);
 }
 
 /*
- * A record of one size, written by the fetch programs in place. Its
+ * A record of one size, written by the fetch programs in place (from the
+ * feed's table when the caller found it a record of words: @words). Its
  * reservation, header and commit are also trace_record_copy_fast()'s:
  * written out twice, because a helper shared by both cost the hit a few
  * instructions (the buffer returned through memory).
  */
 static __always_inline void trace_record_fast(const struct dynprobe_feed *feed,
 					      struct trace_event_file *file,
-					      const struct hit *hit)
+					      const struct hit *hit, bool words)
 {
 	struct trace_buffer *buffer = READ_ONCE(
 		*(struct trace_buffer **)((u8 *)file->tr + fast.buffer_offset));
@@ -329,6 +378,11 @@ static __always_inline void trace_record_fast(const struct dynprobe_feed *feed,
 	struct ring_buffer_event *event;
 	struct trace_entry *entry;
 
+	/*
+	 * The context word made whole before the reservation: kept across
+	 * the calls as one word, not as its parts.
+	 */
+	OPTIMIZER_HIDE_VAR(trace_ctx);
 	event = ring_buffer_lock_reserve(buffer, feed->fixed_size);
 	if (!event)
 		return;
@@ -336,7 +390,10 @@ static __always_inline void trace_record_fast(const struct dynprobe_feed *feed,
 	tracing_generic_entry_update(entry,
 				     dynprobe_sink_call(feed->sink)->event.type,
 				     trace_ctx);
-	fetch_record(feed, hit, (u8 *)entry, feed->fixed_size);
+	if (words)
+		record_words(feed, hit, (u8 *)entry);
+	else
+		fetch_record(feed, hit, (u8 *)entry, feed->fixed_size);
 	__this_cpu_write(*(bool __percpu *)dynprobe_ksyms.trace_taskinfo_save,
 			 true);
 	ring_buffer_unlock_commit(buffer);
@@ -579,7 +636,7 @@ static __always_inline void trace_record_direct(const struct dynprobe_feed *feed
 						const struct hit *hit)
 {
 	if (fast_record_ok(file))
-		trace_record_fast(feed, file, hit);
+		trace_record_fast(feed, file, hit, false);
 	else
 		trace_record_full(feed, file, hit);
 }
@@ -636,10 +693,51 @@ void dynprobe_dispatch(const struct dynprobe_feed *feed, struct pt_regs *regs,
 NOKPROBE_SYMBOL(dynprobe_dispatch);
 
 /*
- * The same for a hit through ftrace (fprobe, fentry.c's ftrace_ops):
- * @regs are ftrace_partial_regs(@fregs), which the programs read; perf
- * gets registers of its own (perf_record()).
+ * The common hit through ftrace (fprobe, fentry.c's ftrace_ops), inlined
+ * into its entry points: a record of words (always of one size) into the
+ * one trace instance the event is enabled in, on the fast record path.
+ * The tests are dispatch()'s for that case; every other hit goes out of
+ * line (dispatch_ftrace_slow()), so the entry points' frames hold this
+ * path's state alone (no fbuffer, no stack canary). Whether the hit was
+ * recorded here.
  */
+static __always_inline bool dispatch_words_fast(const struct dynprobe_feed *feed,
+						const struct hit *hit)
+{
+	const struct dynprobe_sink *sink = feed->sink;
+	struct trace_event_file *file;
+
+	/* A record of words has a size of its own (feed->fixed_size). */
+	if (READ_ONCE(sink->flags) != DYNPROBE_SINK_TRACE || !feed->words)
+		return false;
+	file = READ_ONCE(sink->file);
+	if (!file || !fast_record_ok(file))
+		return false;
+	raw_cpu_inc(*feed->nhit);
+	trace_record_fast(feed, file, hit, true);
+	return true;
+}
+
+/*
+ * The rest of a hit through ftrace: @regs are ftrace_partial_regs(@fregs),
+ * which the programs read; perf gets registers of its own (perf_record()).
+ */
+static noinline void dispatch_ftrace_slow(const struct dynprobe_feed *feed,
+					  struct ftrace_regs *fregs,
+					  struct pt_regs *regs,
+					  const unsigned long *entry_data,
+					  unsigned long ip1, unsigned long ip2)
+{
+	const struct hit hit = {
+		.regs = regs, .fregs = fregs, .entry_data = entry_data,
+		.ip1 = ip1, .ip2 = ip2,
+	};
+
+	dispatch(feed, &hit);
+}
+NOKPROBE_SYMBOL(dispatch_ftrace_slow);
+
+/* A hit through fprobe (fprobe.c). */
 void dynprobe_dispatch_ftrace(const struct dynprobe_feed *feed,
 			      struct ftrace_regs *fregs, struct pt_regs *regs,
 			      const unsigned long *entry_data,
@@ -650,7 +748,8 @@ void dynprobe_dispatch_ftrace(const struct dynprobe_feed *feed,
 		.ip1 = ip1, .ip2 = ip2,
 	};
 
-	dispatch(feed, &hit);
+	if (!dispatch_words_fast(feed, &hit))
+		dispatch_ftrace_slow(feed, fregs, regs, entry_data, ip1, ip2);
 }
 NOKPROBE_SYMBOL(dynprobe_dispatch_ftrace);
 
@@ -690,19 +789,25 @@ void dynprobe_fentry_callback(unsigned long ip, unsigned long parent_ip,
 	regs = ftrace_partial_regs(fregs, NULL);
 	hash_for_each_possible_rcu_notrace(dynprobe_fentry_probes, probe,
 					   node, ip) {
-		struct hit hit = { .regs = regs, .fregs = fregs, .ip1 = ip };
+		const struct hit hit = {
+			.regs = regs, .fregs = fregs,
+			.ip1 = parent_ip, .ip2 = ip, .fentry = true,
+		};
 
 		if (probe->addr != ip)
 			continue;
+		if (dispatch_words_fast(&probe->feed, &hit))
+			continue;
 		/*
 		 * A function event's header: the caller, then the call site,
-		 * as fprobe reports them.
+		 * as fprobe reports them; an f event's: the call site.
 		 */
-		if (probe->kind == DYNPROBE_FUNCTION_ENTRY) {
-			hit.ip1 = parent_ip;
-			hit.ip2 = ip;
-		}
-		dispatch(&probe->feed, &hit);
+		if (probe->kind == DYNPROBE_FUNCTION_ENTRY)
+			dispatch_ftrace_slow(&probe->feed, fregs, regs, NULL,
+					     parent_ip, ip);
+		else
+			dispatch_ftrace_slow(&probe->feed, fregs, regs, NULL,
+					     ip, 0);
 	}
 out:
 	ftrace_test_recursion_unlock(bit);

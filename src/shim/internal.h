@@ -95,29 +95,20 @@ static __always_inline unsigned long *dynprobe_return_slot(unsigned long sp)
  * second's trampoline runs first), so the real address is looked up in
  * it by @slot, as the stack unwinders do (unwind_recover_ret_addr()).
  * Each lookup costs a call through the redirect, paid only on such calls.
- * Inline in each return handler: a call of its own costs every return hit.
+ * The test is inline in each return handler: a call of its own would cost
+ * every return hit. The lookups are out of line (fprobe.c's
+ * dynprobe_trampoline_return_address()): the cursors they take by address
+ * would give every return handler a stack canary.
  */
+unsigned long dynprobe_trampoline_return_address(unsigned long addr,
+						 unsigned long *slot);
+
 static __always_inline unsigned long
 dynprobe_real_return_address(unsigned long addr, unsigned long *slot)
 {
-	if (addr == (unsigned long)dynprobe_ksyms.rethook_trampoline &&
-	    dynprobe_ksyms.have.rethook_find_ret_addr) {
-		struct llist_node *cur = NULL;
-		unsigned long found;
-
-		found = dynprobe_call_rethook_find_ret_addr(current,
-							    (unsigned long)slot,
-							    &cur);
-		if (found)
-			addr = found;
-	}
-	if (addr == (unsigned long)dynprobe_ksyms.fgraph_return_handler &&
-	    dynprobe_ksyms.have.ftrace_graph_ret_addr) {
-		int idx = 0;
-
-		addr = dynprobe_call_ftrace_graph_ret_addr(current, &idx, addr,
-							   slot);
-	}
+	if (unlikely(addr == (unsigned long)dynprobe_ksyms.rethook_trampoline ||
+		     addr == (unsigned long)dynprobe_ksyms.fgraph_return_handler))
+		return dynprobe_trampoline_return_address(addr, slot);
 	return addr;
 }
 
