@@ -4,11 +4,12 @@
  * instance the event is enabled in, and hand it to perf. It is made of the
  * tracing core's static inline functions (soft disable, per-CPU buffers,
  * perf submission), which Rust cannot call, so it is C, in one function a
- * hit enters once. The event it writes to is a Rust object
- * (src/event/trace_event.rs), seen here through its sink; the record comes from
- * the definition's programs (dynprobe_rs_record). The per-CPU scratch
- * buffer records are assembled in is allocated here at load
- * (dynprobe_hit_init(); alloc_percpu() is a macro).
+ * hit enters once (a kprobe's handler and the shared ftrace_ops' callback
+ * are here, so that it is inlined into them). The event it writes to is a
+ * Rust object (src/event/trace_event.rs), seen here through its sink; the
+ * record comes from the definition's programs (dynprobe_rs_record). The
+ * per-CPU scratch buffer records are assembled in is allocated here at
+ * load (dynprobe_hit_init(); alloc_percpu() is a macro).
  */
 #include <linux/context_tracking.h>
 #include <linux/ftrace.h>
@@ -683,6 +684,21 @@ void dynprobe_dispatch(const struct dynprobe_feed *feed, struct pt_regs *regs,
 	dispatch(feed, &hit);
 }
 NOKPROBE_SYMBOL(dynprobe_dispatch);
+
+/*
+ * A kprobe's pre-handler (kprobe.c sets it), here so that the hit path
+ * is inlined into it: a kprobe's hit has no entry data and one header ip.
+ */
+int dynprobe_kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
+{
+	const struct dynprobe_kprobe *probe =
+		container_of(kp, struct dynprobe_kprobe, rp.kp);
+	const struct hit hit = { .regs = regs, .ip1 = (unsigned long)kp->addr };
+
+	dispatch(probe->feed, &hit);
+	return 0;
+}
+NOKPROBE_SYMBOL(dynprobe_kprobe_hit);
 
 /*
  * The same for a hit through ftrace (fprobe, fentry.c's ftrace_ops):
