@@ -24,6 +24,7 @@
 #include <linux/trace_recursion.h>
 #include <linux/trace_seq.h>
 #include <linux/unaligned.h>
+#include <linux/unroll.h>
 #include "dynprobe/resolved.h"
 #include "internal.h"
 
@@ -169,15 +170,22 @@ static __always_inline size_t record_words(const struct dynprobe_feed *feed,
 		put_unaligned(hit->ip2, (unsigned long *)word);
 		word += sizeof(unsigned long);
 	}
-	for (i = 0; i < nr; i++, word += sizeof(unsigned long)) {
+	/*
+	 * Unrolled to the table's size: each slot's index is a constant,
+	 * with no bound to check and no loop to count.
+	 */
+	unrolled_full
+	for (i = 0; i < DYNPROBE_TABLE_WORDS; i++) {
 		unsigned int slot = feed->word_slot[i];
 		unsigned long value = 0;
 
+		if (i >= nr)
+			break;
 		if (slot < DYNPROBE_ENTRY_SLOT)
 			value = regs[slot];
 		else if (hit->entry_data)
 			value = hit->entry_data[slot - DYNPROBE_ENTRY_SLOT];
-		put_unaligned(value, (unsigned long *)word);
+		put_unaligned(value, (unsigned long *)word + i);
 	}
 	return feed->fixed_size;
 }
