@@ -11,7 +11,7 @@
 
 use core::ffi::c_void;
 
-use crate::lang::{HeaderIps, MeasuredStrings};
+use crate::lang::HeaderIps;
 use crate::probe::compiled::CompiledDef;
 use crate::sys::bindings as b;
 use crate::sys::regs_memory::{EventProbeRegs, KernelMemory, KernelRegs, UserMemory, UserRegs};
@@ -58,67 +58,6 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_record(
         second: ip2 as u64,
     };
     def.record(&regs, &KernelMemory, ips, out)
-}
-
-// A probe handler's `struct dynprobe_measured` holds a `MeasuredStrings`.
-const _: () = assert!(
-    core::mem::size_of::<MeasuredStrings>() <= core::mem::size_of::<b::dynprobe_measured>()
-        && core::mem::align_of::<MeasuredStrings>()
-            <= core::mem::align_of::<b::dynprobe_measured>()
-);
-
-/// Measures a record of words and strings (called from the hit path,
-/// src/shim/hit.c, before it reserves the record): its size, at most
-/// `DYNPROBE_RECORD_MAX` as in a scratch buffer, and what writing it
-/// needs of its strings, into `m`.
-///
-/// # Safety
-///
-/// As [`dynprobe_rs_record`]; `m` valid for writes, initialized (plain
-/// bytes, any value).
-#[no_mangle]
-pub(crate) unsafe extern "C" fn dynprobe_rs_measure(
-    def: *const c_void,
-    regs: *mut b::pt_regs,
-    entry_data: *const kernel::ffi::c_ulong,
-    m: *mut b::dynprobe_measured,
-) -> usize {
-    // SAFETY: per the function's contract.
-    let def = unsafe { probe_def(def) };
-    // SAFETY: per the function's contract.
-    let regs = unsafe { KernelRegs::new(regs, entry_data, def.entry_slots()) };
-    // SAFETY: `m` is valid, aligned (asserted above) and initialized, and
-    // any bytes are a `MeasuredStrings`; the hit owns it meanwhile.
-    let m = unsafe { &mut *m.cast::<MeasuredStrings>() };
-    def.measure_strings(&regs, &KernelMemory, b::DYNPROBE_RECORD_MAX as usize, m)
-}
-
-/// Writes a record [`dynprobe_rs_measure`] measured into its reservation,
-/// past what the feed's word table wrote.
-///
-/// # Safety
-///
-/// As [`dynprobe_rs_record`]; `m` what `dynprobe_rs_measure` left for
-/// the same hit, `rec` valid for `len` bytes, its measured size.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn dynprobe_rs_write_measured(
-    def: *const c_void,
-    regs: *mut b::pt_regs,
-    entry_data: *const kernel::ffi::c_ulong,
-    m: *const b::dynprobe_measured,
-    rec: *mut u8,
-    len: usize,
-) {
-    // SAFETY: per the function's contract.
-    let def = unsafe { probe_def(def) };
-    // SAFETY: per the function's contract.
-    let regs = unsafe { KernelRegs::new(regs, entry_data, def.entry_slots()) };
-    // SAFETY: as in `dynprobe_rs_measure`, read only.
-    let m = unsafe { &*m.cast::<MeasuredStrings>() };
-    // SAFETY: `rec` is the hit's reservation of `len` bytes, which
-    // nothing else uses before its commit.
-    let out = unsafe { core::slice::from_raw_parts_mut(rec, len) };
-    def.write_measured(&regs, &KernelMemory, m, out);
 }
 
 /// Fetches one record of an event probe, from its source event's record

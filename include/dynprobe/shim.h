@@ -177,11 +177,6 @@ struct dynprobe_feed {
 	 * @word_slot, the pt_regs word of that index, or entry-data slot
 	 * (index - DYNPROBE_ENTRY_SLOT). The hit writes it from this table
 	 * alone (hit.c). 0 @words: the definition's programs write it.
-	 * @words without @fixed_size: a record of words and strings, whose
-	 * header and words before its first string are the table's; the
-	 * hit measures it (dynprobe_rs_measure()), reserves its size and
-	 * writes it in place, the table's words, then the rest
-	 * (dynprobe_rs_write_measured()).
 	 */
 	u8 header_words;
 	u8 words;
@@ -457,16 +452,6 @@ unsigned long dynprobe_dentry_name_offset(void);
 unsigned long dynprobe_file_dentry_offset(void);
 unsigned long dynprobe_regs_stack_nth(struct pt_regs *regs, unsigned int n);
 
-/*
- * What measuring a record's strings found, for writing it in place
- * (src/lang/in_place.rs' MeasuredStrings, which fits in it): on the
- * stack of the hit that measures and writes it.
- */
-#define DYNPROBE_MEASURED_WORDS 11
-struct dynprobe_measured {
-	u64 opaque[DYNPROBE_MEASURED_WORDS];
-};
-
 /* Implemented in Rust, called from the hit path and the probe handlers. */
 size_t dynprobe_rs_record(const void *def, struct pt_regs *regs,
 			  const unsigned long *entry_data, u8 *buf, size_t cap,
@@ -482,18 +467,6 @@ size_t dynprobe_rs_record_user(const void *def, struct pt_regs *regs,
 size_t dynprobe_rs_record_event(const void *def, struct pt_regs *regs,
 				const void *source, size_t source_len, u8 *buf,
 				size_t cap);
-/*
- * A record of words and strings (struct dynprobe_feed): its size, its
- * strings measured into @m; then, into its reservation @rec of that
- * size, what its word table does not write.
- */
-size_t dynprobe_rs_measure(const void *def, struct pt_regs *regs,
-			   const unsigned long *entry_data,
-			   struct dynprobe_measured *m);
-void dynprobe_rs_write_measured(const void *def, struct pt_regs *regs,
-				const unsigned long *entry_data,
-				const struct dynprobe_measured *m, u8 *rec,
-				size_t len);
 void dynprobe_rs_store_entry(const void *def, struct pt_regs *regs,
 			     unsigned long *entry_data);
 /* A uretprobe's entry words, from the probed task's user registers. */

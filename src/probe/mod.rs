@@ -145,9 +145,6 @@ fn place_of<'a>(
 /// them by itself (src/shim/hit.c); no words where they are not.
 fn word_table(def: &CompiledDef, fixed_size: u16) -> (u8, u8, [u8; WORD_SLOTS]) {
     let none = (0, 0, [0; WORD_SLOTS]);
-    if fixed_size == 0 {
-        return leading_words(def);
-    }
     let Some(table) = def.word_table() else {
         return none;
     };
@@ -164,36 +161,6 @@ fn word_table(def: &CompiledDef, fixed_size: u16) -> (u8, u8, [u8; WORD_SLOTS]) 
             if table.sources().len() <= WORD_SLOTS
                 && table.record_size() == usize::from(fixed_size) =>
         {
-            (table.header_words(), words, slots)
-        }
-        _ => none,
-    }
-}
-
-/// A feed's word table for a record of words and strings, which the hit
-/// writes in place (src/shim/hit.c): its header and the words before its
-/// first string, of a kernel probe's registers and entry data. A uprobe's
-/// records read user memory where pages can be faulted in, an event
-/// probe's its source record: they have none.
-fn leading_words(def: &CompiledDef) -> (u8, u8, [u8; WORD_SLOTS]) {
-    let none = (0, 0, [0; WORD_SLOTS]);
-    let kind = def.view().kind();
-    if kind.is_user() || kind == ProbeKind::Eprobe {
-        return none;
-    }
-    let Some(table) = def.leading_words() else {
-        return none;
-    };
-    let mut slots = [0u8; WORD_SLOTS];
-    for (slot, &source) in slots.iter_mut().zip(table.sources()) {
-        match word_slot(source, def.entry_slots()) {
-            Some(s) => *slot = s,
-            None => return none,
-        }
-    }
-    let words = usize::from(table.header_words()) + table.sources().len();
-    match u8::try_from(words) {
-        Ok(words) if words > 0 && table.sources().len() <= WORD_SLOTS => {
             (table.header_words(), words, slots)
         }
         _ => none,

@@ -190,20 +190,15 @@ static __always_inline size_t record_words(const struct dynprobe_feed *feed,
 	return feed->fixed_size;
 }
 
-/*
- * @one_size: the record is of one size (feed->fixed_size), passed as a
- * constant; a record of words and strings also has a word table, of its
- * first words only.
- */
 static __always_inline size_t fetch_record(const struct dynprobe_feed *feed,
 					   const struct hit *hit, u8 *buf,
-					   size_t cap, bool one_size)
+					   size_t cap)
 {
 	if (hit->source)
 		return dynprobe_rs_record_event(feed->def, hit->regs,
 						hit->source, hit->source_len,
 						buf, cap);
-	if (feed->words && (one_size || feed->fixed_size))
+	if (feed->words)
 		return record_words(feed, hit, buf);
 	return dynprobe_rs_record(feed->def, hit->regs, hit->entry_data, buf,
 				  cap, hit->ip1, hit->ip2);
@@ -350,46 +345,7 @@ static __always_inline void trace_record_fast(const struct dynprobe_feed *feed,
 	tracing_generic_entry_update(entry,
 				     dynprobe_sink_call(feed->sink)->event.type,
 				     trace_ctx);
-	fetch_record(feed, hit, (u8 *)entry, feed->fixed_size, true);
-	__this_cpu_write(*(bool __percpu *)dynprobe_ksyms.trace_taskinfo_save,
-			 true);
-	ring_buffer_unlock_commit(buffer);
-}
-
-/*
- * A record of words and strings (feed->words without feed->fixed_size),
- * written in place as the kernel's probe events write theirs: its size
- * measured first, its strings' bytes kept by that read where short, so
- * that no scratch buffer holds it and nothing copies it. Its header and
- * first words are the word table's, the rest the definition's
- * (dynprobe_rs_write_measured()). Taken only on the fast record path: a
- * record the full path writes is assembled in the scratch buffer.
- */
-static __always_inline void trace_record_measured(const struct dynprobe_feed *feed,
-						  struct trace_event_file *file,
-						  const struct hit *hit)
-{
-	struct trace_buffer *buffer = READ_ONCE(
-		*(struct trace_buffer **)((u8 *)file->tr + fast.buffer_offset));
-	unsigned int trace_ctx = record_context();
-	struct ring_buffer_event *event;
-	struct dynprobe_measured m;
-	struct trace_entry *entry;
-	size_t len;
-
-	len = dynprobe_rs_measure(feed->def, hit->regs, hit->entry_data, &m);
-	if (len < sizeof(*entry))
-		return;
-	event = ring_buffer_lock_reserve(buffer, len);
-	if (!event)
-		return;
-	entry = ring_buffer_event_data(event);
-	tracing_generic_entry_update(entry,
-				     dynprobe_sink_call(feed->sink)->event.type,
-				     trace_ctx);
-	record_words(feed, hit, (u8 *)entry);
-	dynprobe_rs_write_measured(feed->def, hit->regs, hit->entry_data, &m,
-				   (u8 *)entry, len);
+	fetch_record(feed, hit, (u8 *)entry, feed->fixed_size);
 	__this_cpu_write(*(bool __percpu *)dynprobe_ksyms.trace_taskinfo_save,
 			 true);
 	ring_buffer_unlock_commit(buffer);
@@ -605,7 +561,7 @@ static __always_inline void trace_record_full(const struct dynprobe_feed *feed,
 	if (trigger_record_ok(file)) {
 		rec = scratch_get();
 		if (rec) {
-			fetch_record(feed, hit, rec, feed->fixed_size, true);
+			fetch_record(feed, hit, rec, feed->fixed_size);
 			trigger_record(file, rec);
 			scratch_put();
 			return;
@@ -617,7 +573,7 @@ static __always_inline void trace_record_full(const struct dynprobe_feed *feed,
 	if (!entry)
 		return;
 	fbuffer.regs = hit->regs;
-	fetch_record(feed, hit, (u8 *)entry, feed->fixed_size, true);
+	fetch_record(feed, hit, (u8 *)entry, feed->fixed_size);
 	trace_event_buffer_commit(&fbuffer);
 }
 
@@ -658,15 +614,10 @@ static __always_inline void dispatch(const struct dynprobe_feed *feed,
 		trace_record_direct(feed, file, hit);
 		return;
 	}
-	if (flags == DYNPROBE_SINK_TRACE && feed->words && file &&
-	    !hit->source && fast_record_ok(file)) {
-		trace_record_measured(feed, file, hit);
-		return;
-	}
 	rec = scratch_get();
 	if (!rec)
 		return;
-	len = fetch_record(feed, hit, rec, DYNPROBE_RECORD_MAX, false);
+	len = fetch_record(feed, hit, rec, DYNPROBE_RECORD_MAX);
 	if (len >= sizeof(struct trace_entry)) {
 		if (flags & DYNPROBE_SINK_TRACE)
 			trace_record(sink, hit->regs, rec, len);
