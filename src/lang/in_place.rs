@@ -83,16 +83,17 @@ fn measure_one(
     used: &mut usize,
 ) -> (u16, u8) {
     let first = room.min(FIRST_READ);
-    let mut spare = [0u8; LATER_READ];
     let at = *used;
-    let keep = KEPT_BYTES - at >= first;
-    let dst = if keep {
-        kept.get_mut(at..at + first)
-    } else {
-        spare.get_mut(..first)
-    };
-    let Some(dst) = dst else {
-        return (0, NOT_KEPT);
+    let kept_room = kept.get_mut(at..at + first);
+    let keep = kept_room.is_some();
+    // Where the bytes are not kept: the stack's, cleared only then.
+    let mut spare = [0u8; FIRST_READ];
+    let dst = match kept_room {
+        Some(dst) => dst,
+        None => match spare.get_mut(..first) {
+            Some(dst) => dst,
+            None => return (0, NOT_KEPT),
+        },
     };
     let n = match mem.read_str(space, addr, dst) {
         Ok(n) if n > 0 && n <= first => n,
@@ -106,9 +107,21 @@ fn measure_one(
         *used = at + n;
         return (n as u16, at as u8);
     }
-    // Longer than its first read: its last byte was made a NUL; read on
-    // from that byte, as many windows as it takes.
-    let mut done = first - 1;
+    measure_rest(mem, space, addr, first - 1, room)
+}
+
+/// [`measure_one`] of a string longer than its first read, whose first
+/// `done` bytes hold no NUL: read on from there, as many windows as it
+/// takes. Out of line: a short string's measure clears no window.
+#[inline(never)]
+fn measure_rest(
+    mem: &impl Memory,
+    space: crate::lang::Space,
+    addr: u64,
+    mut done: usize,
+    room: usize,
+) -> (u16, u8) {
+    let mut spare = [0u8; LATER_READ];
     loop {
         let want = (room - done).min(LATER_READ);
         let Some(from) = addr.checked_add(done as u64) else {
@@ -240,8 +253,10 @@ impl Scalars {
                     };
                     // What the string no longer fills is cleared, not
                     // left as the ring buffer's stale bytes.
-                    if let Some(rest) = dst.get_mut(got..) {
-                        rest.fill(0);
+                    if got < len {
+                        if let Some(rest) = dst.get_mut(got..) {
+                            rest.fill(0);
+                        }
                     }
                     put_u32(out, at, data_loc(got, cursor));
                     at += 4;
