@@ -24,7 +24,6 @@
 #include <linux/trace_recursion.h>
 #include <linux/trace_seq.h>
 #include <linux/unaligned.h>
-#include <linux/unroll.h>
 #include "dynprobe/resolved.h"
 #include "internal.h"
 
@@ -150,6 +149,22 @@ struct hit {
 	size_t source_len;
 };
 
+/* Word @i of a record of words, from the feed's word table. */
+static __always_inline void table_word(const struct dynprobe_feed *feed,
+				       const struct hit *hit,
+				       unsigned long *words, unsigned int i)
+{
+	const unsigned long *regs = (const unsigned long *)hit->regs;
+	unsigned int slot = feed->word_slot[i];
+	unsigned long value = 0;
+
+	if (slot < DYNPROBE_ENTRY_SLOT)
+		value = regs[slot];
+	else if (hit->entry_data)
+		value = hit->entry_data[slot - DYNPROBE_ENTRY_SLOT];
+	put_unaligned(value, words + i);
+}
+
 /*
  * A record of words, from the feed's word table: what the definition's
  * programs would write (src/lang/words.rs holds the table to them), in a
@@ -158,9 +173,8 @@ struct hit {
 static __always_inline size_t record_words(const struct dynprobe_feed *feed,
 					   const struct hit *hit, u8 *buf)
 {
-	const unsigned long *regs = (const unsigned long *)hit->regs;
 	u8 *word = buf + sizeof(struct trace_entry);
-	unsigned int i, nr = feed->words - feed->header_words;
+	unsigned int nr = feed->words - feed->header_words;
 
 	if (feed->header_words > 0) {
 		put_unaligned(hit->ip1, (unsigned long *)word);
@@ -174,19 +188,15 @@ static __always_inline size_t record_words(const struct dynprobe_feed *feed,
 	 * Unrolled to the table's size: each slot's index is a constant,
 	 * with no bound to check and no loop to count.
 	 */
-	unrolled_full
-	for (i = 0; i < DYNPROBE_TABLE_WORDS; i++) {
-		unsigned int slot = feed->word_slot[i];
-		unsigned long value = 0;
-
-		if (i >= nr)
-			break;
-		if (slot < DYNPROBE_ENTRY_SLOT)
-			value = regs[slot];
-		else if (hit->entry_data)
-			value = hit->entry_data[slot - DYNPROBE_ENTRY_SLOT];
-		put_unaligned(value, (unsigned long *)word + i);
-	}
+	BUILD_BUG_ON(DYNPROBE_TABLE_WORDS != 4);
+	if (nr > 0)
+		table_word(feed, hit, (unsigned long *)word, 0);
+	if (nr > 1)
+		table_word(feed, hit, (unsigned long *)word, 1);
+	if (nr > 2)
+		table_word(feed, hit, (unsigned long *)word, 2);
+	if (nr > 3)
+		table_word(feed, hit, (unsigned long *)word, 3);
 	return feed->fixed_size;
 }
 
