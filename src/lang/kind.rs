@@ -131,6 +131,20 @@ const fn row(
     }
 }
 
+/// Each kind's header size, in declaration order: a record's layout asks
+/// for it on every hit (`Scalars::fixed_size`), without building the
+/// kind's row.
+const HEADER_SIZES: [u8; ProbeKind::ALL.len()] = {
+    let mut sizes = [0u8; ProbeKind::ALL.len()];
+    let mut i = 0;
+    while i < sizes.len() {
+        assert!(ProbeKind::ALL[i] as usize == i);
+        sizes[i] = (8 * ProbeKind::ALL[i].info().header.len()) as u8;
+        i += 1;
+    }
+    sizes
+};
+
 impl ProbeKind {
     /// Every kind, in declaration order.
     pub const ALL: [ProbeKind; 13] = [
@@ -215,8 +229,9 @@ impl ProbeKind {
     }
 
     /// Size of the probe's header after the common `trace_entry`.
+    #[inline]
     pub fn header_size(self) -> u32 {
-        8 * self.info().header.len() as u32
+        HEADER_SIZES.get(self as usize).map_or(0, |&s| u32::from(s))
     }
 
     /// Whether a probe of kind `self` may join an event whose probes are

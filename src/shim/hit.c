@@ -4,11 +4,12 @@
  * instance the event is enabled in, and hand it to perf. It is made of the
  * tracing core's static inline functions (soft disable, per-CPU buffers,
  * perf submission), which Rust cannot call, so it is C, in one function a
- * hit enters once. The event it writes to is a Rust object
- * (src/event/trace_event.rs), seen here through its sink; the record comes from
- * the definition's programs (dynprobe_rs_record). The per-CPU scratch
- * buffer records are assembled in is allocated here at load
- * (dynprobe_hit_init(); alloc_percpu() is a macro).
+ * hit enters once (a kprobe's handler and the shared ftrace_ops' callback
+ * are here, so that it is inlined into them). The event it writes to is a
+ * Rust object (src/event/trace_event.rs), seen here through its sink; the
+ * record comes from the definition's programs (dynprobe_rs_record). The
+ * per-CPU scratch buffer records are assembled in is allocated here at
+ * load (dynprobe_hit_init(); alloc_percpu() is a macro).
  */
 #include <linux/context_tracking.h>
 #include <linux/ftrace.h>

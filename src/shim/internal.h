@@ -23,6 +23,11 @@ void dynprobe_dispatch_ftrace(const struct dynprobe_feed *feed,
 			      const unsigned long *entry_data,
 			      unsigned long ip1, unsigned long ip2);
 /*
+ * A kprobe probe's pre-handler (kprobe.c registers it): the hit path
+ * inlined into the handler the kprobes core calls.
+ */
+int dynprobe_kprobe_hit(struct kprobe *kp, struct pt_regs *regs);
+/*
  * The same for a uprobe's record of words, in the probed task
  * (preemption disabled); and a uprobe's record assembled at @rec (@len
  * bytes, header included), into the event's instances and perf (its

@@ -4,7 +4,8 @@
  * Rust objects (src/probe/hook/kprobe.rs), which register them; the handlers
  * are C because they are made of the kprobes core's static inline
  * functions (get_kretprobe(), instruction_pointer(),
- * kernel_stack_pointer()), and hand each hit to the hit path (hit.c).
+ * kernel_stack_pointer()), and hand each hit to the hit path (hit.c);
+ * a kprobe's own handler is hit.c's, which the hit path is inlined into.
  * Lockdown's check of kprobes is here too: security_locked_down() is a
  * static inline without CONFIG_SECURITY. What else the kernel's kprobe
  * events check before registering a probe is Rust's
@@ -13,16 +14,6 @@
 #include <linux/kprobes.h>
 #include <linux/security.h>
 #include "internal.h"
-
-static int kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
-{
-	struct dynprobe_kprobe *probe =
-		container_of(kp, struct dynprobe_kprobe, rp.kp);
-
-	dynprobe_dispatch(probe->feed, regs, NULL, (unsigned long)kp->addr, 0);
-	return 0;
-}
-NOKPROBE_SYMBOL(kprobe_hit);
 
 static int kretprobe_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
@@ -72,7 +63,7 @@ void dynprobe_kprobe_init(struct dynprobe_kprobe *probe, bool ret,
 			probe->rp.entry_handler = kretprobe_entry;
 		probe->rp.data_size = entry_data_size;
 	} else {
-		probe->rp.kp.pre_handler = kprobe_hit;
+		probe->rp.kp.pre_handler = dynprobe_kprobe_hit;
 	}
 }
 

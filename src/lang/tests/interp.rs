@@ -397,3 +397,211 @@ fn per_cpu_pointers_and_reads() {
         )
     );
 }
+
+/// What a probe handler writes in place for a record of words and
+/// strings: measured with `cap` bytes of room, its header and first words
+/// by the leading word table, the rest by `write_measured`, into a
+/// reservation of the measured size over stale bytes; `mem_after` is the
+/// memory the write reads (the measured one unless it changed meanwhile).
+fn in_place(
+    c: &Compiled<VecStorage>,
+    regs: &FakeRegs,
+    mem: &impl Memory,
+    mem_after: &impl Memory,
+    ips: HeaderIps,
+    cap: usize,
+) -> Vec<u8> {
+    let table = c.leading_words().expect("a record of words and strings");
+    let mut m = MeasuredStrings::default();
+    let len = c.measure_strings(regs, mem, cap, &mut m);
+    let mut rec = vec![0xa5u8; len];
+    if len == 0 {
+        return rec;
+    }
+    table.record(regs, ips, &mut rec);
+    assert_eq!(c.write_measured(regs, mem_after, &m, &mut rec), len);
+    rec
+}
+
+/// Memory whose strings change once `changed` is set: the read that
+/// measured a string and the read that copies it see different bytes.
+struct ChangingMem {
+    before: FakeMem,
+    after: FakeMem,
+    changed: std::cell::Cell<bool>,
+}
+
+impl ChangingMem {
+    fn now(&self) -> &FakeMem {
+        if self.changed.get() {
+            &self.after
+        } else {
+            &self.before
+        }
+    }
+}
+
+impl Memory for ChangingMem {
+    fn read(&self, space: Space, addr: u64, dst: &mut [u8]) -> Result<(), Fault> {
+        self.now().read(space, addr, dst)
+    }
+    fn read_str(&self, space: Space, addr: u64, dst: &mut [u8]) -> Result<usize, Fault> {
+        self.now().read_str(space, addr, dst)
+    }
+    fn comm(&self) -> [u8; 16] {
+        self.now().comm()
+    }
+    fn this_cpu_ptr(&self, addr: u64) -> u64 {
+        self.now().this_cpu_ptr(addr)
+    }
+    fn symbol(&self, addr: u64, dst: &mut [u8]) -> usize {
+        self.now().symbol(addr, dst)
+    }
+}
+
+/// Records written in place are the interpreter's, byte for byte: short
+/// strings kept from their measuring read, longer ones read again, at
+/// every length around the reads' sizes, cut by the room left, faulting,
+/// user strings, a word after a string, more strings than the kept bytes
+/// hold, and every room from none to more than enough.
+#[test]
+fn records_written_in_place_are_the_interpreters() {
+    let lines = [
+        "p:t vfs_read a=%di b=%si c=%dx s=+0(%cx):string",
+        "p:t vfs_read s=+0(%di):string",
+        "p:t vfs_read s=+0(%di):string x=%si t=+3(%dx):string",
+        "p:t vfs_read a=%ax s=+0(%di):string t=+0(%si):ustring u=-8(%dx):string v=+0(%cx):string w=+0(%r8):string",
+        "r:t vfs_read s=+0(%ax):string r=$retval",
+        "f:t vfs_read s=+0($arg1):string n=$arg2",
+    ];
+    let lens = [
+        0usize, 1, 2, 7, 8, 23, 30, 31, 32, 33, 63, 64, 65, 127, 128, 129, 160, 300, 600,
+    ];
+    for line in lines {
+        let d = def_of(Control::DynamicEvents, line);
+        let c = compile(&d);
+        assert!(c.leading_words().is_some(), "{line}");
+        for (i, &len) in lens.iter().enumerate() {
+            let mut regs = FakeRegs::default();
+            let mut mem = FakeMem::default();
+            // Each register points to its own string, of a length each
+            // around `len`; r8 to nothing (a fault).
+            for (k, r) in [Reg::Di, Reg::Si, Reg::Dx, Reg::Cx].iter().enumerate() {
+                let addr = if *r == Reg::Si {
+                    UBASE
+                } else {
+                    KBASE + 0x1_0000 * k as u64
+                };
+                regs.set(*r, addr);
+                let n = len + k * 5;
+                let mut s: Vec<u8> = (0..n).map(|j| b'a' + ((j + k) % 26) as u8).collect();
+                s.push(0);
+                // u=-8(%dx) reads 8 bytes before.
+                mem.add(addr - 8, &[b'z'; 8]);
+                mem.add(addr, &s);
+            }
+            regs.set(Reg::R8, 0xffff_9999_0000_0000);
+            regs.set(Reg::Ax, KBASE + 0x1_0000);
+            regs.args = vec![KBASE, 7];
+            regs.ret = KBASE + 0x2_0000;
+            let ips = HeaderIps {
+                first: 0xffff_ffff_8100_1000,
+                second: 0xffff_ffff_8100_2000 + i as u64,
+            };
+            let fixed = d.view().fixed_size() as usize;
+            for cap in [
+                0,
+                fixed - 1,
+                fixed,
+                fixed + 1,
+                fixed + 5,
+                fixed + 40,
+                fixed + 200,
+                4096,
+                9000,
+            ] {
+                let mut general = vec![0xa5u8; cap];
+                let g = d.view().record_general(&regs, &mem, ips, &mut general);
+                let rec = in_place(&c, &regs, &mem, &mem, ips, cap);
+                assert_eq!(rec, general[..g], "{line} len {len} cap {cap}");
+            }
+        }
+    }
+}
+
+/// A string that changes between the read that measured it and the read
+/// that copies it still makes a well-formed record of the measured size:
+/// cut to its measured length when it grew, ending early with the rest
+/// of its bytes cleared when it shrank, empty when it faults; each
+/// `__data_loc` stays inside the record.
+#[test]
+fn strings_that_change_while_written_stay_in_their_room() {
+    let d = def_of(
+        Control::DynamicEvents,
+        "p:t vfs_read a=%di s=+0(%si):string t=+0(%dx):string",
+    );
+    let c = compile(&d);
+    let fixed = d.view().fixed_size() as usize;
+    let string = |n: usize, b: u8| {
+        let mut s = vec![b; n];
+        s.push(0);
+        s
+    };
+    let mut regs = FakeRegs::default();
+    regs.set(Reg::Si, KBASE);
+    regs.set(Reg::Dx, KBASE + 0x1_0000);
+    // (before, after) lengths of both strings; None: the string's memory
+    // is gone.
+    let cases: [(usize, Option<usize>); 8] = [
+        (10, Some(20)),
+        (10, Some(3)),
+        (100, Some(300)),
+        (100, Some(40)),
+        (100, Some(0)),
+        (100, None),
+        (40, Some(40)),
+        (2000, Some(5)),
+    ];
+    for (before, after) in cases {
+        let mut old = FakeMem::default();
+        old.add(KBASE, &string(before, b'x'));
+        old.add(KBASE + 0x1_0000, &string(before / 2, b'y'));
+        let mut new = FakeMem::default();
+        if let Some(after) = after {
+            new.add(KBASE, &string(after, b'X'));
+            new.add(KBASE + 0x1_0000, &string(after / 2 + 1, b'Y'));
+        }
+        let mem = ChangingMem {
+            before: old,
+            after: new,
+            changed: std::cell::Cell::new(false),
+        };
+        let table = c.leading_words().unwrap();
+        let mut m = MeasuredStrings::default();
+        let len = c.measure_strings(&regs, &mem, 4096, &mut m);
+        assert_eq!(len, fixed + before + 1 + before / 2 + 1);
+        mem.changed.set(true);
+        let mut rec = vec![0xa5u8; len];
+        table.record(&regs, HeaderIps::default(), &mut rec);
+        assert_eq!(c.write_measured(&regs, &mem, &m, &mut rec), len);
+        let mut end = fixed;
+        for (slot, was) in [(fixed - 8, before + 1), (fixed - 4, before / 2 + 1)] {
+            let loc = u32_at(&rec, slot) as usize;
+            let (at, n) = (loc & 0xffff, loc >> 16);
+            // Each string keeps its measured room, in order.
+            assert_eq!(at, end, "{before} {after:?}");
+            assert!(n <= was, "{before} {after:?}");
+            let room = &rec[at..at + was];
+            if n > 0 {
+                assert_eq!(room[n - 1], 0, "{before} {after:?}");
+                assert!(!room[..n - 1].contains(&0), "{before} {after:?}");
+            }
+            // Nothing stale is left.
+            assert!(room[n..].iter().all(|&b| b == 0), "{before} {after:?}");
+            end += was;
+        }
+        assert_eq!(end, len);
+        let mut s = String::new();
+        d.view().print_event(&rec, &mut FakeSyms, &mut s).unwrap();
+    }
+}
