@@ -141,6 +141,12 @@ impl Event {
     }
 }
 
+/// Sets up what events share; called once at module init, before any
+/// event is made.
+pub(crate) fn init() {
+    trace_event::init();
+}
+
 /// Waits, once for them all, until no hit that read the file of a trace
 /// instance before `events` were disabled runs: removing an event frees
 /// its files. Waits only if one of them was enabled in an instance since

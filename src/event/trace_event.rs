@@ -5,8 +5,9 @@
 //! filter, format, trigger, hist and id like any event, and the probes
 //! that feed it. This file owns the pinned event itself: making and
 //! registering it, enabling and disabling it, its probe list, the checks
-//! a removal makes and unlinking it. What its class and call point to
-//! are files of their own: its format (`trace_event/format.rs`), the
+//! a removal makes and unlinking it. What its call points to are files
+//! of their own: its class, most often its group's
+//! (`trace_event/class.rs`), its format (`trace_event/format.rs`), the
 //! output function (`trace_event/print.rs`), the callbacks the tracing
 //! core and holds.c call it by (`trace_event/core_callbacks.rs`), and the
 //! trace instances its hits write to (`trace_event/instance_files.rs`).
@@ -18,24 +19,26 @@
 //! only one that adds or removes probes. Probe handlers read the sink
 //! under RCU (they run with preemption disabled).
 
+mod class;
 mod core_callbacks;
 mod format;
 mod instance_files;
+mod parts;
 mod print;
 
 use core::cell::UnsafeCell;
 use core::marker::PhantomPinned;
 use core::mem::offset_of;
 use core::pin::Pin;
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
 use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::types::Opaque;
 
-use self::core_callbacks::dynprobe_rs_event_reg;
-use self::format::{defined_fields, fields_array, Shape, DEFINE_ALL};
+use self::format::{defined_fields, fields_array, shape_text};
+use self::parts::EventParts;
 use self::print::EVENT_FUNCS;
 use super::probe_list::ProbeList;
 use crate::lang::{DefView, Family};
@@ -44,35 +47,6 @@ use crate::probe::Probe;
 use crate::sys::bindings as b;
 use crate::sys::boxed_slice;
 use crate::sys::events_lock::{EventsLock, Held};
-
-/// The text and fields of an event, which its `trace_event_call` and
-/// class point into (never changed while it is registered). Its parts are
-/// boxed slices, each allocated to its size, and it fits a 64-byte slab
-/// object.
-struct EventParts {
-    /// `class.fields_array` points to its buffer, or to [`DEFINE_ALL`]
-    /// when it is empty.
-    fields: Pin<KBox<[b::trace_event_fields]>>,
-    /// Fields from this index on are defined by [`define_fields`].
-    first_defined: usize,
-    /// Its text holds the print fmt, which the call points to (its system
-    /// and name are C strings in the definition's text:
-    /// `Compiled::c_names`).
-    shape: Shape,
-    /// How many of the event's references are dynprobe's own event
-    /// probes' (their source file and perf counters): holds from inside
-    /// dynprobe, which do not keep the module loaded (src/shim/holds.c).
-    /// Here rather than in the event, which has no room for it on 7.3.
-    internal_refs: AtomicI32,
-    /// Being removed by a clear: no new enable or reference is taken, so
-    /// that what the clear checked stays true until the event is gone.
-    closing: AtomicBool,
-    /// Enabled in a trace instance since a removal last waited for
-    /// running hits: a hit may still be writing through an instance's
-    /// file, which removing the event frees ([`TraceEvent::wait_for_hits`]).
-    traced: AtomicBool,
-}
-const _: () = assert!(core::mem::size_of::<EventParts>() <= 64);
 
 /// A dynprobe event's trace event and probes.
 ///
@@ -86,19 +60,20 @@ const _: () = assert!(core::mem::size_of::<EventParts>() <= 64);
 /// `probes` changes only with event_mutex held, by the control path.
 pub(crate) struct TraceEvent {
     /// The `trace_event_call` and the sink, side by side: the hit path
-    /// finds the call from the sink.
+    /// finds the call from the sink. `call.class` is from
+    /// [`class::acquire`] (or null, before it is set), released on drop.
     core: Opaque<b::dynprobe_event_core>,
-    class: Opaque<b::trace_event_class>,
     /// What the tracing core points into but no hit reads, in an
-    /// allocation of its own: without it the event fits a 256-byte slab
-    /// object instead of a 512-byte one.
+    /// allocation of its own: without it the event would not fit a
+    /// 192-byte slab object.
     parts: KBox<EventParts>,
     probes: UnsafeCell<ProbeList>,
     _pin: PhantomPinned,
 }
 
-// The event in a 256-byte slab object, with 7.3's 80-byte class too.
-const _: () = assert!(core::mem::size_of::<TraceEvent>() <= 256);
+// The event in a 192-byte slab object: its class is elsewhere, most
+// often its group's.
+const _: () = assert!(core::mem::size_of::<TraceEvent>() <= 192);
 // `from_call` finds the event from its call at the core's offset.
 const _: () = assert!(offset_of!(b::dynprobe_event_core, call) == 0);
 
@@ -134,57 +109,39 @@ impl TraceEvent {
             } else {
                 b::TRACE_EVENT_FL_FPROBE
             };
-        let shape = Shape::new(def.clone())?;
-        let (fields, first_defined) = fields_array(&shape)?;
-        let parts = KBox::new(
-            EventParts {
-                fields: boxed_slice(fields.iter().copied(), fields.len())?,
-                first_defined,
-                shape,
-                internal_refs: AtomicI32::new(0),
-                closing: AtomicBool::new(false),
-                traced: AtomicBool::new(false),
-            },
-            GFP_KERNEL,
-        )?;
+        let mut parts = EventParts::new(def.clone(), &shape_text(&def)?)?;
+        let (fields, first_defined) = fields_array(parts.shape())?;
+        parts.set_first_defined(first_defined)?;
+        parts.init_fields();
+        let fields = boxed_slice(fields.iter().copied(), fields.len())?;
         let ev = KBox::pin(
             TraceEvent {
                 core: Opaque::zeroed(),
-                class: Opaque::zeroed(),
                 parts,
                 probes: UnsafeCell::new(ProbeList::Empty),
                 _pin: PhantomPinned,
             },
             GFP_KERNEL,
         )?;
-        let (call, class) = (ev.call(), ev.class.get());
-        let (system, name) = ev.parts.shape.def.c_names();
-        if system.last() != Some(&0) || name.last() != Some(&0) {
+        let call = ev.call();
+        let (system_text, name) = ev.parts.header.def.c_names();
+        if system_text.last() != Some(&0) || name.last() != Some(&0) {
             return Err(EINVAL);
         }
+        let class = class::acquire(system_text, fields)?;
         let (system, name) = (
-            system.as_ptr().cast::<c_char>(),
+            system_text.as_ptr().cast::<c_char>(),
             name.as_ptr().cast::<c_char>(),
         );
         // SAFETY: `ev` is pinned and not shared yet; the pointers stored
-        // are to its own pinned fields, to buffers it owns (the shape's
-        // definition, whose text holds the system and the name, both
-        // NUL-terminated, as checked), which live as long as the
-        // registration (type invariant), and to statics.
+        // are to its own pinned fields, to the class (which `drop`
+        // releases), to buffers it owns (the shape's definition, whose
+        // text holds the name, NUL-terminated, as checked), which live as
+        // long as the registration (type invariant), and to statics.
         unsafe {
-            (*class).system = system;
-            (*class).fields_array = if ev.parts.fields.is_empty() {
-                DEFINE_ALL.0.as_ptr().cast_mut()
-            } else {
-                ev.parts.fields.as_ptr().cast_mut()
-            };
-            (*class).reg = Some(dynprobe_rs_event_reg);
-            let fields_head = core::ptr::addr_of_mut!((*class).fields);
-            (*fields_head).next = fields_head;
-            (*fields_head).prev = fields_head;
             (*call).class = class;
             (*call).__bindgen_anon_1.name = name;
-            (*call).print_fmt = ev.parts.shape.print_fmt().cast_mut();
+            (*call).print_fmt = ev.parts.shape().print_fmt().cast_mut();
             (*call).event.funcs = EVENT_FUNCS.0.get();
             (*call).flags = flags as c_int;
         }
@@ -220,7 +177,7 @@ impl TraceEvent {
             // the event would stay registered with fields missing from its
             // format, its filters and its triggers. It is taken out again,
             // never enabled or seen by a hit, and the write fails.
-            if defined_fields(class) != ev.parts.shape.fields().count() {
+            if defined_fields(ev.parts.header.fields.get()) != ev.parts.shape().fields().count() {
                 b::trace_remove_event_call(call);
                 b::unregister_trace_event(core::ptr::addr_of_mut!((*call).event));
                 return Err(ENOMEM);
@@ -285,7 +242,7 @@ impl TraceEvent {
     /// (src/shim/holds.c). A pin of the registration's would stay with
     /// whichever user came first, outside perf or an event probe.
     fn enable(&self, file: Option<*mut b::trace_event_file>, held: Held<'_>) -> Result {
-        if self.parts.closing.load(Ordering::Relaxed) {
+        if self.parts.header.closing.load(Ordering::Relaxed) {
             return Err(EBUSY);
         }
         let was_enabled = self.flags().load(Ordering::Relaxed) != 0;
@@ -302,7 +259,7 @@ impl TraceEvent {
                 }
                 // From here until a removal has waited, a hit may hold
                 // this instance's file ([`TraceEvent::wait_for_hits`]).
-                self.parts.traced.store(true, Ordering::Relaxed);
+                self.parts.header.traced.store(true, Ordering::Relaxed);
                 b::DYNPROBE_SINK_TRACE
             }
             None => b::DYNPROBE_SINK_PERF,
@@ -440,7 +397,7 @@ impl TraceEvent {
 
     /// The definition the event's fields and text come from.
     pub(crate) fn def(&self) -> DefView<'_> {
-        self.parts.shape.def.view()
+        self.parts.header.def.view()
     }
 
     /// Enabled somewhere, or referenced (perf, hist triggers).
@@ -465,32 +422,32 @@ impl TraceEvent {
     pub(crate) fn held_outside(&self, _lock: &EventsLock) -> bool {
         let flags = self.flags().load(Ordering::Relaxed);
         flags & b::DYNPROBE_SINK_TRACE != 0
-            || self.refs() > self.parts.internal_refs.load(Ordering::Relaxed)
+            || self.refs() > self.parts.header.internal_refs.load(Ordering::Relaxed)
     }
 
     /// Referenced by dynprobe's own event probes.
     pub(crate) fn held_inside(&self, _lock: &EventsLock) -> bool {
-        self.parts.internal_refs.load(Ordering::Relaxed) > 0
+        self.parts.header.internal_refs.load(Ordering::Relaxed) > 0
     }
 
     /// While set, the event takes no new enable or reference (a clear is
     /// removing it); changed under event_mutex.
     pub(crate) fn set_closing(&self, closing: bool, _lock: &EventsLock) {
-        self.parts.closing.store(closing, Ordering::Relaxed);
+        self.parts.header.closing.store(closing, Ordering::Relaxed);
     }
 
     /// Whether a hit may still be writing through the file of a trace
     /// instance the event was enabled in: enabled in one since a removal
     /// last waited ([`TraceEvent::hits_waited`]).
     pub(crate) fn hits_may_run(&self, _lock: &EventsLock) -> bool {
-        self.parts.traced.load(Ordering::Relaxed)
+        self.parts.header.traced.load(Ordering::Relaxed)
     }
 
     /// Records that a grace period passed since the event was last
     /// disabled (it is not enabled: the caller checked, under the same
     /// hold of event_mutex).
     pub(crate) fn hits_waited(&self, _lock: &EventsLock) {
-        self.parts.traced.store(false, Ordering::Relaxed);
+        self.parts.header.traced.store(false, Ordering::Relaxed);
     }
 
     /// Waits until no hit that read the file of a trace instance before
@@ -533,7 +490,21 @@ impl Drop for TraceEvent {
             // SAFETY: no probe is left to read it; it came from a `KVec`.
             unsafe { b::dynprobe_kvfree_rcu(set.cast()) };
         }
+        // SAFETY: the call is the event's own, no longer registered (type
+        // invariant); its class, when set, came from `class::acquire`.
+        unsafe {
+            let class = (*self.call()).class;
+            if !class.is_null() {
+                class::release(class);
+            }
+        }
     }
+}
+
+/// Sets up what events share (the classes' lock); called once at module
+/// init.
+pub(crate) fn init() {
+    class::init();
 }
 
 /// Waits for an RCU grace period: every hit running now has returned
