@@ -63,10 +63,13 @@ pub(crate) struct TraceEvent {
     /// finds the call from the sink. `call.class` is from
     /// [`class::acquire`] (or null, before it is set), released on drop.
     core: Opaque<b::dynprobe_event_core>,
+    /// The fields the tracing core defined for the event, which its class's
+    /// `get_fields` finds here: the class may be its group's.
+    fields: Opaque<b::list_head>,
     /// What the tracing core points into but no hit reads, in an
     /// allocation of its own: without it the event would not fit a
     /// 192-byte slab object.
-    parts: KBox<EventParts>,
+    parts: EventParts,
     probes: UnsafeCell<ProbeList>,
     _pin: PhantomPinned,
 }
@@ -112,11 +115,11 @@ impl TraceEvent {
         let mut parts = EventParts::new(def.clone(), &shape_text(&def)?)?;
         let (fields, first_defined) = fields_array(parts.shape())?;
         parts.set_first_defined(first_defined)?;
-        parts.init_fields();
         let fields = boxed_slice(fields.iter().copied(), fields.len())?;
         let ev = KBox::pin(
             TraceEvent {
                 core: Opaque::zeroed(),
+                fields: Opaque::zeroed(),
                 parts,
                 probes: UnsafeCell::new(ProbeList::Empty),
                 _pin: PhantomPinned,
@@ -124,7 +127,7 @@ impl TraceEvent {
             GFP_KERNEL,
         )?;
         let call = ev.call();
-        let (system_text, name) = ev.parts.header.def.c_names();
+        let (system_text, name) = ev.parts.header().def.c_names();
         if system_text.last() != Some(&0) || name.last() != Some(&0) {
             return Err(EINVAL);
         }
@@ -139,6 +142,9 @@ impl TraceEvent {
         // text holds the name, NUL-terminated, as checked), which live as
         // long as the registration (type invariant), and to statics.
         unsafe {
+            let fields_head = ev.fields.get();
+            (*fields_head).next = fields_head;
+            (*fields_head).prev = fields_head;
             (*call).class = class;
             (*call).__bindgen_anon_1.name = name;
             (*call).print_fmt = ev.parts.shape().print_fmt().cast_mut();
@@ -177,7 +183,7 @@ impl TraceEvent {
             // the event would stay registered with fields missing from its
             // format, its filters and its triggers. It is taken out again,
             // never enabled or seen by a hit, and the write fails.
-            if defined_fields(ev.parts.header.fields.get()) != ev.parts.shape().fields().count() {
+            if defined_fields(ev.fields.get()) != ev.parts.shape().fields().count() {
                 b::trace_remove_event_call(call);
                 b::unregister_trace_event(core::ptr::addr_of_mut!((*call).event));
                 return Err(ENOMEM);
@@ -242,7 +248,7 @@ impl TraceEvent {
     /// (src/shim/holds.c). A pin of the registration's would stay with
     /// whichever user came first, outside perf or an event probe.
     fn enable(&self, file: Option<*mut b::trace_event_file>, held: Held<'_>) -> Result {
-        if self.parts.header.closing.load(Ordering::Relaxed) {
+        if self.parts.closing() {
             return Err(EBUSY);
         }
         let was_enabled = self.flags().load(Ordering::Relaxed) != 0;
@@ -259,7 +265,7 @@ impl TraceEvent {
                 }
                 // From here until a removal has waited, a hit may hold
                 // this instance's file ([`TraceEvent::wait_for_hits`]).
-                self.parts.header.traced.store(true, Ordering::Relaxed);
+                self.parts.set_traced(true);
                 b::DYNPROBE_SINK_TRACE
             }
             None => b::DYNPROBE_SINK_PERF,
@@ -397,7 +403,7 @@ impl TraceEvent {
 
     /// The definition the event's fields and text come from.
     pub(crate) fn def(&self) -> DefView<'_> {
-        self.parts.header.def.view()
+        self.parts.header().def.view()
     }
 
     /// Enabled somewhere, or referenced (perf, hist triggers).
@@ -422,32 +428,32 @@ impl TraceEvent {
     pub(crate) fn held_outside(&self, _lock: &EventsLock) -> bool {
         let flags = self.flags().load(Ordering::Relaxed);
         flags & b::DYNPROBE_SINK_TRACE != 0
-            || self.refs() > self.parts.header.internal_refs.load(Ordering::Relaxed)
+            || self.refs() > self.parts.header().internal_refs.load(Ordering::Relaxed)
     }
 
     /// Referenced by dynprobe's own event probes.
     pub(crate) fn held_inside(&self, _lock: &EventsLock) -> bool {
-        self.parts.header.internal_refs.load(Ordering::Relaxed) > 0
+        self.parts.header().internal_refs.load(Ordering::Relaxed) > 0
     }
 
     /// While set, the event takes no new enable or reference (a clear is
     /// removing it); changed under event_mutex.
     pub(crate) fn set_closing(&self, closing: bool, _lock: &EventsLock) {
-        self.parts.header.closing.store(closing, Ordering::Relaxed);
+        self.parts.set_closing(closing);
     }
 
     /// Whether a hit may still be writing through the file of a trace
     /// instance the event was enabled in: enabled in one since a removal
     /// last waited ([`TraceEvent::hits_waited`]).
     pub(crate) fn hits_may_run(&self, _lock: &EventsLock) -> bool {
-        self.parts.header.traced.load(Ordering::Relaxed)
+        self.parts.traced()
     }
 
     /// Records that a grace period passed since the event was last
     /// disabled (it is not enabled: the caller checked, under the same
     /// hold of event_mutex).
     pub(crate) fn hits_waited(&self, _lock: &EventsLock) {
-        self.parts.header.traced.store(false, Ordering::Relaxed);
+        self.parts.set_traced(false);
     }
 
     /// Waits until no hit that read the file of a trace instance before

@@ -61,7 +61,7 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_internal_ref(
     // SAFETY: per the function's contract.
     let ev = unsafe { TraceEvent::from_call(call) };
     ev.parts
-        .header
+        .header()
         .internal_refs
         .fetch_add(delta, Ordering::Relaxed);
 }
@@ -76,7 +76,7 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_internal_ref(
 pub(crate) unsafe extern "C" fn dynprobe_rs_event_closing(call: *mut b::trace_event_call) -> bool {
     // SAFETY: per the function's contract.
     let ev = unsafe { TraceEvent::from_call(call) };
-    ev.parts.header.closing.load(Ordering::Relaxed)
+    ev.parts.closing()
 }
 
 /// `get_fields` of the event's class: the list of the fields the tracing
@@ -89,5 +89,5 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_event_closing(call: *mut b::trace_ev
 pub(super) unsafe extern "C" fn event_fields(call: *mut b::trace_event_call) -> *mut b::list_head {
     // SAFETY: per the function's contract.
     let ev = unsafe { TraceEvent::from_call(call) };
-    ev.parts.header.fields.get()
+    ev.fields.get()
 }
