@@ -21,6 +21,7 @@
 
 mod class;
 mod core_callbacks;
+mod event_box;
 mod format;
 mod instance_files;
 mod parts;
@@ -29,7 +30,6 @@ mod print;
 use core::cell::UnsafeCell;
 use core::marker::PhantomPinned;
 use core::mem::offset_of;
-use core::pin::Pin;
 use core::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
 use kernel::ffi::{c_char, c_int};
@@ -37,7 +37,7 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::types::Opaque;
 
-use self::format::{defined_fields, fields_array, shape_text};
+use self::format::{defined_fields, fields_array, shape_text, Shape};
 use self::parts::EventParts;
 use self::print::EVENT_FUNCS;
 use super::probe_list::ProbeList;
@@ -47,6 +47,7 @@ use crate::probe::Probe;
 use crate::sys::bindings as b;
 use crate::sys::boxed_slice;
 use crate::sys::events_lock::{EventsLock, Held};
+pub(crate) use event_box::EventBox;
 
 /// A dynprobe event's trace event and probes.
 ///
@@ -54,9 +55,10 @@ use crate::sys::events_lock::{EventsLock, Held};
 ///
 /// Once [`TraceEvent::create`] returns, the `trace_event_call` is
 /// registered with the tracing core and points into this pinned object
-/// (its class, and the fields array and `text` of `parts`) and to the
-/// shared functions until it is unlinked; the object is dropped only
-/// after that (or if it was never registered).
+/// (its fields, its text), to its class and to the shared functions until
+/// it is unlinked; the object is dropped only after that (or if it was
+/// never registered). It lives in an [`EventBox`], with its text after
+/// it, from where `create` puts it there: only `create` makes one.
 /// `probes` changes only with event_mutex held, by the control path.
 pub(crate) struct TraceEvent {
     /// The `trace_event_call` and the sink, side by side: the hit path
@@ -66,15 +68,14 @@ pub(crate) struct TraceEvent {
     /// The fields the tracing core defined for the event, which its class's
     /// `get_fields` finds here: the class may be its group's.
     fields: Opaque<b::list_head>,
-    /// What the tracing core points into but no hit reads, in an
-    /// allocation of its own: without it the event would not fit a
-    /// 192-byte slab object.
+    /// What the control path reads but no hit does; how many words of
+    /// text follow the event.
     parts: EventParts,
     probes: UnsafeCell<ProbeList>,
     _pin: PhantomPinned,
 }
 
-// The event in a 192-byte slab object: its class is elsewhere, most
+// The event in 192 bytes, its text after it: its class is elsewhere, most
 // often its group's.
 const _: () = assert!(core::mem::size_of::<TraceEvent>() <= 192);
 // `from_call` finds the event from its call at the core's offset.
@@ -90,7 +91,7 @@ unsafe impl Sync for TraceEvent {}
 impl TraceEvent {
     /// Creates the event for `def` with its first (disarmed) probe, and
     /// registers it with the tracing core.
-    pub(crate) fn create(def: Arc<CompiledDef>) -> Result<Pin<KBox<Self>>> {
+    pub(crate) fn create(def: Arc<CompiledDef>) -> Result<EventBox> {
         let view = def.view();
         // Not TRACE_EVENT_FL_KPROBE (nor _UPROBE): the kernel paths that
         // test it take the call for a trace_kprobe's and container_of()
@@ -112,22 +113,26 @@ impl TraceEvent {
             } else {
                 b::TRACE_EVENT_FL_FPROBE
             };
-        let mut parts = EventParts::new(def.clone(), &shape_text(&def)?)?;
-        let (fields, first_defined) = fields_array(parts.shape())?;
-        parts.set_first_defined(first_defined)?;
-        let fields = boxed_slice(fields.iter().copied(), fields.len())?;
-        let ev = KBox::pin(
+        let text = shape_text(&def)?;
+        let mut ev = EventBox::new(
             TraceEvent {
                 core: Opaque::zeroed(),
                 fields: Opaque::zeroed(),
-                parts,
-                probes: UnsafeCell::new(ProbeList::Empty),
+                parts: EventParts::new(def.clone(), text.len())?,
+                probes: UnsafeCell::new(ProbeList::EMPTY),
                 _pin: PhantomPinned,
             },
-            GFP_KERNEL,
+            &text,
         )?;
+        drop(text);
+        let (fields, first_defined) = fields_array(ev.shape())?;
+        // SAFETY: not registered yet, so nothing else sees the event.
+        unsafe { ev.event_mut() }
+            .parts
+            .set_first_defined(first_defined)?;
+        let fields = boxed_slice(fields.iter().copied(), fields.len())?;
         let call = ev.call();
-        let (system_text, name) = ev.parts.header().def.c_names();
+        let (system_text, name) = ev.parts.def.c_names();
         if system_text.last() != Some(&0) || name.last() != Some(&0) {
             return Err(EINVAL);
         }
@@ -147,7 +152,7 @@ impl TraceEvent {
             (*fields_head).prev = fields_head;
             (*call).class = class;
             (*call).__bindgen_anon_1.name = name;
-            (*call).print_fmt = ev.parts.shape().print_fmt().cast_mut();
+            (*call).print_fmt = ev.shape().print_fmt().cast_mut();
             (*call).event.funcs = EVENT_FUNCS.0.get();
             (*call).flags = flags as c_int;
         }
@@ -183,7 +188,7 @@ impl TraceEvent {
             // the event would stay registered with fields missing from its
             // format, its filters and its triggers. It is taken out again,
             // never enabled or seen by a hit, and the write fails.
-            if defined_fields(ev.fields.get()) != ev.parts.shape().fields().count() {
+            if defined_fields(ev.fields.get()) != ev.shape().fields().count() {
                 b::trace_remove_event_call(call);
                 b::unregister_trace_event(core::ptr::addr_of_mut!((*call).event));
                 return Err(ENOMEM);
@@ -401,9 +406,14 @@ impl TraceEvent {
         probes.remove(i)
     }
 
+    /// The event's fields, text and definition.
+    fn shape(&self) -> Shape<'_> {
+        Shape::new(&self.parts.def, self.text())
+    }
+
     /// The definition the event's fields and text come from.
     pub(crate) fn def(&self) -> DefView<'_> {
-        self.parts.header().def.view()
+        self.parts.def.view()
     }
 
     /// Enabled somewhere, or referenced (perf, hist triggers).
@@ -428,12 +438,12 @@ impl TraceEvent {
     pub(crate) fn held_outside(&self, _lock: &EventsLock) -> bool {
         let flags = self.flags().load(Ordering::Relaxed);
         flags & b::DYNPROBE_SINK_TRACE != 0
-            || self.refs() > self.parts.header().internal_refs.load(Ordering::Relaxed)
+            || self.refs() > self.parts.internal_refs.load(Ordering::Relaxed)
     }
 
     /// Referenced by dynprobe's own event probes.
     pub(crate) fn held_inside(&self, _lock: &EventsLock) -> bool {
-        self.parts.header().internal_refs.load(Ordering::Relaxed) > 0
+        self.parts.internal_refs.load(Ordering::Relaxed) > 0
     }
 
     /// While set, the event takes no new enable or reference (a clear is

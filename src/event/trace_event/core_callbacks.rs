@@ -60,10 +60,7 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_internal_ref(
 ) {
     // SAFETY: per the function's contract.
     let ev = unsafe { TraceEvent::from_call(call) };
-    ev.parts
-        .header()
-        .internal_refs
-        .fetch_add(delta, Ordering::Relaxed);
+    ev.parts.internal_refs.fetch_add(delta, Ordering::Relaxed);
 }
 
 /// Whether the event of `call` is being removed by a clear, which new

@@ -273,8 +273,7 @@ fn fields_array_entries(shape: Shape<'_>) -> Result<(KVec<b::trace_event_fields>
 unsafe extern "C" fn define_fields(call: *mut b::trace_event_call) -> c_int {
     // SAFETY: per the function's contract.
     let ev = unsafe { TraceEvent::from_call(call) };
-    let parts = &ev.parts;
-    for (field, type_ptr, name_ptr) in parts.shape().fields().skip(parts.first_defined()) {
+    for (field, type_ptr, name_ptr) in ev.shape().fields().skip(ev.parts.first_defined()) {
         // SAFETY: both strings are NUL-terminated in the shape, which
         // lives as long as the event.
         let ret = unsafe {
