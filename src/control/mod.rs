@@ -37,6 +37,7 @@ use crate::sys::bindings as b;
 pub(crate) fn init() {
     // SAFETY: called exactly once, before any use of REGISTRY.
     unsafe { REGISTRY.init() };
+    event::init();
 }
 
 /// Removes every definition; called from module exit after the files are

@@ -10,12 +10,11 @@ pub(crate) mod synth;
 pub(crate) mod trace_event;
 
 use core::mem::ManuallyDrop;
-use core::pin::Pin;
 
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
-use crate::event::trace_event::TraceEvent;
+use crate::event::trace_event::{EventBox, TraceEvent};
 use crate::lang::{DefView, Family};
 pub(crate) use crate::probe::compiled::{compile, new_definition, CompiledDef};
 use crate::probe::Probe;
@@ -24,7 +23,7 @@ pub(crate) use crate::sys::events_lock::EventsLock;
 /// A live event: its trace event and the probes that feed it.
 pub(crate) struct Event {
     /// Dropped with the event, or leaked if it cannot be unlinked.
-    trace: ManuallyDrop<Pin<KBox<TraceEvent>>>,
+    trace: ManuallyDrop<EventBox>,
     /// Out of tracefs; the probes still exist until the event is dropped.
     unlinked: bool,
 }
@@ -139,6 +138,12 @@ impl Event {
         self.unlinked = true;
         Ok(())
     }
+}
+
+/// Sets up what events share; called once at module init, before any
+/// event is made.
+pub(crate) fn init() {
+    trace_event::init();
 }
 
 /// Waits, once for them all, until no hit that read the file of a trace

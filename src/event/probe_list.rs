@@ -9,24 +9,28 @@ use crate::probe::Probe;
 
 /// The probes of one event, in the order they were added.
 pub(crate) enum ProbeList {
-    /// None left (the event is going).
-    Empty,
     /// One probe, with no allocation of the list's own.
     One(Probe),
-    /// Two or more (or fewer, after removals).
-    Many(KBox<KVec<Probe>>),
+    /// Two or more (or fewer, after removals); none ([`ProbeList::EMPTY`])
+    /// before the first and once the event is going. Two variants, not
+    /// three: the compiler tells them by the probe's pointer, which is
+    /// never null, and the list takes two words, not three.
+    Many(Option<KBox<KVec<Probe>>>),
 }
 
-// In the event's 256-byte object, no larger than the vector it replaced.
-const _: () = assert!(core::mem::size_of::<ProbeList>() <= 24);
+// Two words of the event's 192.
+const _: () = assert!(core::mem::size_of::<ProbeList>() <= 16);
 
 impl ProbeList {
+    /// No probe.
+    pub(crate) const EMPTY: ProbeList = ProbeList::Many(None);
+
     /// The probes, first one first.
     pub(crate) fn as_slice(&self) -> &[Probe] {
         match self {
-            ProbeList::Empty => &[],
+            ProbeList::Many(None) => &[],
             ProbeList::One(probe) => core::slice::from_ref(probe),
-            ProbeList::Many(probes) => probes,
+            ProbeList::Many(Some(probes)) => probes,
         }
     }
 
@@ -34,20 +38,20 @@ impl ProbeList {
     /// fail once this succeeded.
     pub(crate) fn reserve_one(&mut self) -> Result {
         match self {
-            ProbeList::Empty => Ok(()),
+            ProbeList::Many(None) => Ok(()),
             ProbeList::One(_) => {
                 let probes = KBox::new(KVec::with_capacity(2, GFP_KERNEL)?, GFP_KERNEL)?;
-                let ProbeList::One(first) = core::mem::replace(self, ProbeList::Many(probes))
+                let ProbeList::One(first) = core::mem::replace(self, ProbeList::Many(Some(probes)))
                 else {
                     return Ok(());
                 };
-                if let ProbeList::Many(probes) = self {
+                if let ProbeList::Many(Some(probes)) = self {
                     // Within the capacity just allocated.
                     probes.push(first, GFP_KERNEL)?;
                 }
                 Ok(())
             }
-            ProbeList::Many(probes) => Ok(probes.reserve(1, GFP_KERNEL)?),
+            ProbeList::Many(Some(probes)) => Ok(probes.reserve(1, GFP_KERNEL)?),
         }
     }
 
@@ -55,7 +59,7 @@ impl ProbeList {
     /// fail.
     pub(crate) fn push(&mut self, probe: Probe) -> Result {
         match self {
-            ProbeList::Empty => {
+            ProbeList::Many(None) => {
                 *self = ProbeList::One(probe);
                 Ok(())
             }
@@ -63,18 +67,18 @@ impl ProbeList {
                 self.reserve_one()?;
                 self.push(probe)
             }
-            ProbeList::Many(probes) => Ok(probes.push(probe, GFP_KERNEL)?),
+            ProbeList::Many(Some(probes)) => Ok(probes.push(probe, GFP_KERNEL)?),
         }
     }
 
     /// Takes out the probe at `i`.
     pub(crate) fn remove(&mut self, i: usize) -> Result<Probe> {
         match self {
-            ProbeList::One(_) if i == 0 => match core::mem::replace(self, ProbeList::Empty) {
+            ProbeList::One(_) if i == 0 => match core::mem::replace(self, ProbeList::EMPTY) {
                 ProbeList::One(probe) => Ok(probe),
                 _ => Err(EINVAL),
             },
-            ProbeList::Many(probes) => probes.remove(i).map_err(|_| EINVAL),
+            ProbeList::Many(Some(probes)) => probes.remove(i).map_err(|_| EINVAL),
             _ => Err(EINVAL),
         }
     }
@@ -83,8 +87,8 @@ impl ProbeList {
     /// handler of the probe runs.
     pub(crate) fn clear(&mut self) {
         match self {
-            ProbeList::Many(probes) => probes.clear(),
-            _ => *self = ProbeList::Empty,
+            ProbeList::Many(Some(probes)) => probes.clear(),
+            _ => *self = ProbeList::EMPTY,
         }
     }
 }

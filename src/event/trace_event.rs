@@ -5,8 +5,9 @@
 //! filter, format, trigger, hist and id like any event, and the probes
 //! that feed it. This file owns the pinned event itself: making and
 //! registering it, enabling and disabling it, its probe list, the checks
-//! a removal makes and unlinking it. What its class and call point to
-//! are files of their own: its format (`trace_event/format.rs`), the
+//! a removal makes and unlinking it. What its call points to are files
+//! of their own: its class, most often its group's
+//! (`trace_event/class.rs`), its format (`trace_event/format.rs`), the
 //! output function (`trace_event/print.rs`), the callbacks the tracing
 //! core and holds.c call it by (`trace_event/core_callbacks.rs`), and the
 //! trace instances its hits write to (`trace_event/instance_files.rs`).
@@ -18,24 +19,26 @@
 //! only one that adds or removes probes. Probe handlers read the sink
 //! under RCU (they run with preemption disabled).
 
+mod class;
 mod core_callbacks;
+mod event_box;
 mod format;
 mod instance_files;
+mod parts;
 mod print;
 
 use core::cell::UnsafeCell;
 use core::marker::PhantomPinned;
 use core::mem::offset_of;
-use core::pin::Pin;
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
 use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::types::Opaque;
 
-use self::core_callbacks::dynprobe_rs_event_reg;
-use self::format::{defined_fields, fields_array, Shape, DEFINE_ALL};
+use self::format::{defined_fields, fields_array, shape_text, Shape};
+use self::parts::EventParts;
 use self::print::EVENT_FUNCS;
 use super::probe_list::ProbeList;
 use crate::lang::{DefView, Family};
@@ -44,35 +47,7 @@ use crate::probe::Probe;
 use crate::sys::bindings as b;
 use crate::sys::boxed_slice;
 use crate::sys::events_lock::{EventsLock, Held};
-
-/// The text and fields of an event, which its `trace_event_call` and
-/// class point into (never changed while it is registered). Its parts are
-/// boxed slices, each allocated to its size, and it fits a 64-byte slab
-/// object.
-struct EventParts {
-    /// `class.fields_array` points to its buffer, or to [`DEFINE_ALL`]
-    /// when it is empty.
-    fields: Pin<KBox<[b::trace_event_fields]>>,
-    /// Fields from this index on are defined by [`define_fields`].
-    first_defined: usize,
-    /// Its text holds the print fmt, which the call points to (its system
-    /// and name are C strings in the definition's text:
-    /// `Compiled::c_names`).
-    shape: Shape,
-    /// How many of the event's references are dynprobe's own event
-    /// probes' (their source file and perf counters): holds from inside
-    /// dynprobe, which do not keep the module loaded (src/shim/holds.c).
-    /// Here rather than in the event, which has no room for it on 7.3.
-    internal_refs: AtomicI32,
-    /// Being removed by a clear: no new enable or reference is taken, so
-    /// that what the clear checked stays true until the event is gone.
-    closing: AtomicBool,
-    /// Enabled in a trace instance since a removal last waited for
-    /// running hits: a hit may still be writing through an instance's
-    /// file, which removing the event frees ([`TraceEvent::wait_for_hits`]).
-    traced: AtomicBool,
-}
-const _: () = assert!(core::mem::size_of::<EventParts>() <= 64);
+pub(crate) use event_box::EventBox;
 
 /// A dynprobe event's trace event and probes.
 ///
@@ -80,25 +55,29 @@ const _: () = assert!(core::mem::size_of::<EventParts>() <= 64);
 ///
 /// Once [`TraceEvent::create`] returns, the `trace_event_call` is
 /// registered with the tracing core and points into this pinned object
-/// (its class, and the fields array and `text` of `parts`) and to the
-/// shared functions until it is unlinked; the object is dropped only
-/// after that (or if it was never registered).
+/// (its fields, its text), to its class and to the shared functions until
+/// it is unlinked; the object is dropped only after that (or if it was
+/// never registered). It lives in an [`EventBox`], with its text after
+/// it, from where `create` puts it there: only `create` makes one.
 /// `probes` changes only with event_mutex held, by the control path.
 pub(crate) struct TraceEvent {
     /// The `trace_event_call` and the sink, side by side: the hit path
-    /// finds the call from the sink.
+    /// finds the call from the sink. `call.class` is from
+    /// [`class::acquire`] (or null, before it is set), released on drop.
     core: Opaque<b::dynprobe_event_core>,
-    class: Opaque<b::trace_event_class>,
-    /// What the tracing core points into but no hit reads, in an
-    /// allocation of its own: without it the event fits a 256-byte slab
-    /// object instead of a 512-byte one.
-    parts: KBox<EventParts>,
+    /// The fields the tracing core defined for the event, which its class's
+    /// `get_fields` finds here: the class may be its group's.
+    fields: Opaque<b::list_head>,
+    /// What the control path reads but no hit does; how many words of
+    /// text follow the event.
+    parts: EventParts,
     probes: UnsafeCell<ProbeList>,
     _pin: PhantomPinned,
 }
 
-// The event in a 256-byte slab object, with 7.3's 80-byte class too.
-const _: () = assert!(core::mem::size_of::<TraceEvent>() <= 256);
+// The event in 192 bytes, its text after it: its class is elsewhere, most
+// often its group's.
+const _: () = assert!(core::mem::size_of::<TraceEvent>() <= 192);
 // `from_call` finds the event from its call at the core's offset.
 const _: () = assert!(offset_of!(b::dynprobe_event_core, call) == 0);
 
@@ -112,7 +91,7 @@ unsafe impl Sync for TraceEvent {}
 impl TraceEvent {
     /// Creates the event for `def` with its first (disarmed) probe, and
     /// registers it with the tracing core.
-    pub(crate) fn create(def: Arc<CompiledDef>) -> Result<Pin<KBox<Self>>> {
+    pub(crate) fn create(def: Arc<CompiledDef>) -> Result<EventBox> {
         let view = def.view();
         // Not TRACE_EVENT_FL_KPROBE (nor _UPROBE): the kernel paths that
         // test it take the call for a trace_kprobe's and container_of()
@@ -134,57 +113,46 @@ impl TraceEvent {
             } else {
                 b::TRACE_EVENT_FL_FPROBE
             };
-        let shape = Shape::new(def.clone())?;
-        let (fields, first_defined) = fields_array(&shape)?;
-        let parts = KBox::new(
-            EventParts {
-                fields: boxed_slice(fields.iter().copied(), fields.len())?,
-                first_defined,
-                shape,
-                internal_refs: AtomicI32::new(0),
-                closing: AtomicBool::new(false),
-                traced: AtomicBool::new(false),
-            },
-            GFP_KERNEL,
-        )?;
-        let ev = KBox::pin(
+        let text = shape_text(&def)?;
+        let mut ev = EventBox::new(
             TraceEvent {
                 core: Opaque::zeroed(),
-                class: Opaque::zeroed(),
-                parts,
-                probes: UnsafeCell::new(ProbeList::Empty),
+                fields: Opaque::zeroed(),
+                parts: EventParts::new(def.clone(), text.len())?,
+                probes: UnsafeCell::new(ProbeList::EMPTY),
                 _pin: PhantomPinned,
             },
-            GFP_KERNEL,
+            &text,
         )?;
-        let (call, class) = (ev.call(), ev.class.get());
-        let (system, name) = ev.parts.shape.def.c_names();
-        if system.last() != Some(&0) || name.last() != Some(&0) {
+        drop(text);
+        let (fields, first_defined) = fields_array(ev.shape())?;
+        // SAFETY: not registered yet, so nothing else sees the event.
+        unsafe { ev.event_mut() }
+            .parts
+            .set_first_defined(first_defined)?;
+        let fields = boxed_slice(fields.iter().copied(), fields.len())?;
+        let call = ev.call();
+        let (system_text, name) = ev.parts.def.c_names();
+        if system_text.last() != Some(&0) || name.last() != Some(&0) {
             return Err(EINVAL);
         }
+        let class = class::acquire(system_text, fields)?;
         let (system, name) = (
-            system.as_ptr().cast::<c_char>(),
+            system_text.as_ptr().cast::<c_char>(),
             name.as_ptr().cast::<c_char>(),
         );
         // SAFETY: `ev` is pinned and not shared yet; the pointers stored
-        // are to its own pinned fields, to buffers it owns (the shape's
-        // definition, whose text holds the system and the name, both
-        // NUL-terminated, as checked), which live as long as the
-        // registration (type invariant), and to statics.
+        // are to its own pinned fields, to the class (which `drop`
+        // releases), to buffers it owns (the shape's definition, whose
+        // text holds the name, NUL-terminated, as checked), which live as
+        // long as the registration (type invariant), and to statics.
         unsafe {
-            (*class).system = system;
-            (*class).fields_array = if ev.parts.fields.is_empty() {
-                DEFINE_ALL.0.as_ptr().cast_mut()
-            } else {
-                ev.parts.fields.as_ptr().cast_mut()
-            };
-            (*class).reg = Some(dynprobe_rs_event_reg);
-            let fields_head = core::ptr::addr_of_mut!((*class).fields);
+            let fields_head = ev.fields.get();
             (*fields_head).next = fields_head;
             (*fields_head).prev = fields_head;
             (*call).class = class;
             (*call).__bindgen_anon_1.name = name;
-            (*call).print_fmt = ev.parts.shape.print_fmt().cast_mut();
+            (*call).print_fmt = ev.shape().print_fmt().cast_mut();
             (*call).event.funcs = EVENT_FUNCS.0.get();
             (*call).flags = flags as c_int;
         }
@@ -222,7 +190,7 @@ impl TraceEvent {
             // never enabled or seen by a hit, and the write fails. The
             // removal unregisters its trace_event too (event_remove()):
             // a second unregister would free its type number twice.
-            if defined_fields(class) != ev.parts.shape.fields().count() {
+            if defined_fields(ev.fields.get()) != ev.shape().fields().count() {
                 b::trace_remove_event_call(call);
                 return Err(ENOMEM);
             }
@@ -286,7 +254,7 @@ impl TraceEvent {
     /// (src/shim/holds.c). A pin of the registration's would stay with
     /// whichever user came first, outside perf or an event probe.
     fn enable(&self, file: Option<*mut b::trace_event_file>, held: Held<'_>) -> Result {
-        if self.parts.closing.load(Ordering::Relaxed) {
+        if self.parts.closing() {
             return Err(EBUSY);
         }
         let was_enabled = self.flags().load(Ordering::Relaxed) != 0;
@@ -303,7 +271,7 @@ impl TraceEvent {
                 }
                 // From here until a removal has waited, a hit may hold
                 // this instance's file ([`TraceEvent::wait_for_hits`]).
-                self.parts.traced.store(true, Ordering::Relaxed);
+                self.parts.set_traced(true);
                 b::DYNPROBE_SINK_TRACE
             }
             None => b::DYNPROBE_SINK_PERF,
@@ -439,9 +407,14 @@ impl TraceEvent {
         probes.remove(i)
     }
 
+    /// The event's fields, text and definition.
+    fn shape(&self) -> Shape<'_> {
+        Shape::new(&self.parts.def, self.text())
+    }
+
     /// The definition the event's fields and text come from.
     pub(crate) fn def(&self) -> DefView<'_> {
-        self.parts.shape.def.view()
+        self.parts.def.view()
     }
 
     /// Enabled somewhere, or referenced (perf, hist triggers).
@@ -477,21 +450,21 @@ impl TraceEvent {
     /// While set, the event takes no new enable or reference (a clear is
     /// removing it); changed under event_mutex.
     pub(crate) fn set_closing(&self, closing: bool, _lock: &EventsLock) {
-        self.parts.closing.store(closing, Ordering::Relaxed);
+        self.parts.set_closing(closing);
     }
 
     /// Whether a hit may still be writing through the file of a trace
     /// instance the event was enabled in: enabled in one since a removal
     /// last waited ([`TraceEvent::hits_waited`]).
     pub(crate) fn hits_may_run(&self, _lock: &EventsLock) -> bool {
-        self.parts.traced.load(Ordering::Relaxed)
+        self.parts.traced()
     }
 
     /// Records that a grace period passed since the event was last
     /// disabled (it is not enabled: the caller checked, under the same
     /// hold of event_mutex).
     pub(crate) fn hits_waited(&self, _lock: &EventsLock) {
-        self.parts.traced.store(false, Ordering::Relaxed);
+        self.parts.set_traced(false);
     }
 
     /// Waits until no hit that read the file of a trace instance before
@@ -534,7 +507,21 @@ impl Drop for TraceEvent {
             // SAFETY: no probe is left to read it; it came from a `KVec`.
             unsafe { b::dynprobe_kvfree_rcu(set.cast()) };
         }
+        // SAFETY: the call is the event's own, no longer registered (type
+        // invariant); its class, when set, came from `class::acquire`.
+        unsafe {
+            let class = (*self.call()).class;
+            if !class.is_null() {
+                class::release(class);
+            }
+        }
     }
+}
+
+/// Sets up what events share (the classes' lock); called once at module
+/// init.
+pub(crate) fn init() {
+    class::init();
 }
 
 /// Waits for an RCU grace period: every hit running now has returned

@@ -2,7 +2,8 @@
 
 //! What the tracing core and src/shim/holds.c call on a dynprobe event by
 //! its `trace_event_call`: `reg` of its class (enabling and disabling, in
-//! a trace instance or for perf), and the count of references dynprobe's
+//! a trace instance or for perf), `get_fields` (the event's own list of
+//! its fields), and the count of references dynprobe's
 //! own event probes take and the flag new references check while a clear
 //! removes the event.
 
@@ -81,5 +82,18 @@ pub(crate) unsafe extern "C" fn dynprobe_rs_internal_ref(
 pub(crate) unsafe extern "C" fn dynprobe_rs_event_closing(call: *mut b::trace_event_call) -> bool {
     // SAFETY: per the function's contract.
     let ev = unsafe { TraceEvent::from_call(call) };
-    ev.parts.closing.load(Ordering::Relaxed)
+    ev.parts.closing()
+}
+
+/// `get_fields` of the event's class: the list of the fields the tracing
+/// core defined for the event, which each event keeps itself (a class
+/// may be its group's: `trace_event/class.rs`).
+///
+/// # Safety
+///
+/// Called by the tracing core for a live event's call.
+pub(super) unsafe extern "C" fn event_fields(call: *mut b::trace_event_call) -> *mut b::list_head {
+    // SAFETY: per the function's contract.
+    let ev = unsafe { TraceEvent::from_call(call) };
+    ev.fields.get()
 }

@@ -7,33 +7,31 @@
 //! array cannot lay out. events/GRP/EVENT/format, filters and triggers
 //! all read the fields defined from these.
 
-use core::pin::Pin;
-
 use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
-use kernel::sync::Arc;
 
 use super::TraceEvent;
 use crate::lang::{Field, TRACE_ENTRY_SIZE};
 use crate::probe::compiled::CompiledDef;
 use crate::sys::bindings as b;
-use crate::sys::{boxed_slice, exact_text};
+use crate::sys::exact_text;
 
 /// `TRACE_FUNCTION_TYPE`: a fields-array entry that calls `define_fields`.
 const TRACE_FUNCTION_TYPE: *const c_char = usize::MAX as *const c_char;
 
 /// What an event's fields and `cat trace` text come from: its first
 /// probe's definition, and the text of its print fmt and format fields
-/// (the tracing core keeps pointers to them, so they live as long as the
-/// event).
-pub(super) struct Shape {
-    pub(super) def: Arc<CompiledDef>,
+/// ([`shape_text`]; the tracing core keeps pointers to them, so they
+/// live as long as the event: in its parts, `trace_event/parts.rs`).
+#[derive(Clone, Copy)]
+pub(super) struct Shape<'a> {
+    pub(super) def: &'a CompiledDef,
     /// The print fmt with its NUL, then for each field, in
     /// `DefView::fields()` order, `type\0` unless its type is one of
     /// [`STATIC_TEXT`], then `name\0` unless it is a header field named
     /// there: most events' fields take only their arguments' names. One
-    /// allocation, not two: an event's own field text is a few bytes.
-    text: Pin<KBox<[u8]>>,
+    /// text, not two: an event's own field text is a few bytes.
+    text: &'a [u8],
 }
 
 /// The field types and header field names the language has, as the C
@@ -93,26 +91,28 @@ fn next_piece(text: &mut &[u8]) -> *const c_char {
     ptr
 }
 
-impl Shape {
-    pub(super) fn new(def: Arc<CompiledDef>) -> Result<Self> {
-        let text = exact_text(|mut w| {
-            def.view().print_fmt(&mut w)?;
-            w.write_str("\0")?;
-            def.view().fields().try_for_each(|field| {
-                if static_type(&field).is_none() {
-                    field.write_type(&mut w)?;
-                    w.write_str("\0")?;
-                }
-                if static_name(&field).is_none() {
-                    write!(w, "{}\0", field.name)?;
-                }
-                Ok(())
-            })
-        })?;
-        Ok(Shape {
-            def,
-            text: boxed_slice(text.iter().copied(), text.len())?,
+/// The text of the shape of an event of `def`, as [`Shape`] reads it.
+pub(super) fn shape_text(def: &CompiledDef) -> Result<KVec<u8>> {
+    exact_text(|mut w| {
+        def.view().print_fmt(&mut w)?;
+        w.write_str("\0")?;
+        def.view().fields().try_for_each(|field| {
+            if static_type(&field).is_none() {
+                field.write_type(&mut w)?;
+                w.write_str("\0")?;
+            }
+            if static_name(&field).is_none() {
+                write!(w, "{}\0", field.name)?;
+            }
+            Ok(())
         })
+    })
+}
+
+impl<'a> Shape<'a> {
+    /// The shape of `def` whose text ([`shape_text`]) is `text`.
+    pub(super) fn new(def: &'a CompiledDef, text: &'a [u8]) -> Self {
+        Shape { def, text }
     }
 
     /// The print fmt, NUL-terminated.
@@ -121,7 +121,7 @@ impl Shape {
     }
 
     /// The fields' own text, after the print fmt.
-    fn field_text(&self) -> &[u8] {
+    fn field_text(&self) -> &'a [u8] {
         let fmt_len = self
             .text
             .iter()
@@ -131,9 +131,7 @@ impl Shape {
     }
 
     /// Each field with its NUL-terminated type and name.
-    pub(super) fn fields(
-        &self,
-    ) -> impl Iterator<Item = (Field<'_>, *const c_char, *const c_char)> + '_ {
+    pub(super) fn fields(self) -> impl Iterator<Item = (Field<'a>, *const c_char, *const c_char)> {
         let mut text = self.field_text();
         let view = self.def.view();
         (0..view.nr_fields()).filter_map(move |i| {
@@ -183,18 +181,17 @@ pub(super) static DEFINE_ALL: SharedFields = SharedFields([
     unsafe { core::mem::zeroed() },
 ]);
 
-/// How many fields the tracing core has defined for the event of `class`
-/// (its list of them).
+/// How many fields the tracing core has defined for an event (`head`:
+/// its list of them).
 ///
 /// # Safety
 ///
-/// `class` is a registered event's class; event_mutex is held, under
-/// which the list changes.
-pub(super) unsafe fn defined_fields(class: *mut b::trace_event_class) -> usize {
+/// `head` is a registered event's list of fields; event_mutex is held,
+/// under which the list changes.
+pub(super) unsafe fn defined_fields(head: *mut b::list_head) -> usize {
     // SAFETY: per the function's contract, the list is initialised and
     // stable while it is walked.
     unsafe {
-        let head = core::ptr::addr_of_mut!((*class).fields);
         let mut n = 0;
         let mut at = (*head).next;
         while !at.is_null() && at != head {
@@ -210,7 +207,7 @@ pub(super) unsafe fn defined_fields(class: *mut b::trace_event_class) -> usize {
 /// where the shared one does, since `trace_define_field()` takes no
 /// length and needs no entry. Also returns the index of the first field
 /// [`define_fields`] defines.
-pub(super) fn fields_array(shape: &Shape) -> Result<(KVec<b::trace_event_fields>, usize)> {
+pub(super) fn fields_array(shape: Shape<'_>) -> Result<(KVec<b::trace_event_fields>, usize)> {
     let view = shape.def.view();
     if view.fields().all(|f| view.declared_len(&f) == 0) {
         return Ok((KVec::new(), 0));
@@ -222,7 +219,7 @@ pub(super) fn fields_array(shape: &Shape) -> Result<(KVec<b::trace_event_fields>
 /// its offset is an entry of its own, which carries its declared array
 /// length (`trace_define_field()` takes none); from the first that it
 /// cannot, `define_fields` defines the rest. Also returns that index.
-fn fields_array_entries(shape: &Shape) -> Result<(KVec<b::trace_event_fields>, usize)> {
+fn fields_array_entries(shape: Shape<'_>) -> Result<(KVec<b::trace_event_fields>, usize)> {
     let view = shape.def.view();
     // How many fields the array can lay out: it is allocated to its size
     // (an array of them sized for the largest event would take a bigger
@@ -276,7 +273,7 @@ fn fields_array_entries(shape: &Shape) -> Result<(KVec<b::trace_event_fields>, u
 unsafe extern "C" fn define_fields(call: *mut b::trace_event_call) -> c_int {
     // SAFETY: per the function's contract.
     let ev = unsafe { TraceEvent::from_call(call) };
-    for (field, type_ptr, name_ptr) in ev.parts.shape.fields().skip(ev.parts.first_defined) {
+    for (field, type_ptr, name_ptr) in ev.shape().fields().skip(ev.parts.first_defined()) {
         // SAFETY: both strings are NUL-terminated in the shape, which
         // lives as long as the event.
         let ret = unsafe {
@@ -305,6 +302,7 @@ mod kunit {
     use super::*;
     use crate::lang::{parse, Command, Control, NoResolver};
     use crate::probe::compiled::{compile, new_definition};
+    use kernel::sync::Arc;
 
     /// Where the tracing core puts a field ending at `end` with `align`.
     fn core_offset(end: u32, align: u32) -> u32 {
@@ -331,21 +329,36 @@ mod kunit {
         }
     }
 
+    /// A definition and its shape's text, as an event's parts hold them.
+    struct Owned {
+        def: Arc<CompiledDef>,
+        text: KVec<u8>,
+    }
+
+    impl Owned {
+        fn shape(&self) -> Shape<'_> {
+            Shape::new(&self.def, &self.text)
+        }
+    }
+
     /// The shape of an event defined by `line`.
-    fn shape_of(line: &[u8], control: Control) -> Result<Shape> {
+    fn shape_of(line: &[u8], control: Control) -> Result<Owned> {
         let mut def = new_definition()?;
         match parse(control, line, &NoResolver, &mut def) {
             Ok(Command::Define) => {}
             _ => return Err(EINVAL),
         }
-        Shape::new(compile(&def)?)
+        let def = compile(&def)?;
+        let text = shape_text(&def)?;
+        Ok(Owned { def, text })
     }
 
     /// The fields array of a definition, laid out as the tracing core
     /// does: each entry at the offset and of the size of its field.
     fn check_layout(line: &[u8], control: Control) -> Result {
-        let shape = shape_of(line, control)?;
-        let (array, first_defined) = fields_array_entries(&shape)?;
+        let owned = shape_of(line, control)?;
+        let shape = owned.shape();
+        let (array, first_defined) = fields_array_entries(shape)?;
         let view = shape.def.view();
         assert_eq!(first_defined, view.nr_fields());
         // One entry per field and the null that ends the array.
@@ -390,7 +403,8 @@ mod kunit {
     /// Each field's type and name as the tracing core reads them (static
     /// or the event's own text), and the event's own text.
     fn field_texts(line: &[u8], control: Control) -> Result<KVec<u8>> {
-        let shape = shape_of(line, control)?;
+        let owned = shape_of(line, control)?;
+        let shape = owned.shape();
         for (field, type_ptr, name_ptr) in shape.fields() {
             // SAFETY: `fields()` points into `shape`'s text or statics,
             // NUL-terminated.
@@ -421,7 +435,7 @@ mod kunit {
     /// Which array an event gets: its own only where a field declares a
     /// length, the shared one otherwise.
     fn own_array_len(line: &[u8], control: Control) -> Result<usize> {
-        let (array, first_defined) = fields_array(&shape_of(line, control)?)?;
+        let (array, first_defined) = fields_array(shape_of(line, control)?.shape())?;
         if array.is_empty() {
             assert_eq!(first_defined, 0);
         }

@@ -21,6 +21,9 @@ use crate::probe::{Feed, Place};
 use crate::sys::bindings as b;
 
 pub(super) mod module_waits;
+mod symbol;
+
+use symbol::HookSymbol;
 
 /// A kprobe or kretprobe.
 ///
@@ -37,7 +40,7 @@ pub(crate) struct KprobeHook {
     probe: Opaque<b::dynprobe_kprobe>,
     /// What `probe` points its hits to.
     feed: Feed,
-    symbol: KVec<u8>,
+    symbol: HookSymbol,
     ret: bool,
     registered: Cell<bool>,
     /// In the module waits list (a `MOD:SYM` place).
@@ -66,11 +69,9 @@ impl KprobeHook {
     ///
     /// The feed's sink and definition must outlive the hook.
     pub(super) unsafe fn boxed(place: &mut Place<'_>, feed: Feed) -> Result<KBox<dyn Hook>> {
-        let symbol = super::place_symbol(place)?;
+        let symbol = HookSymbol::new(super::place_symbol(place)?);
         let ret = place.kind == ProbeKind::Kretprobe;
-        // The vector's buffer stays where it is when the vector moves into
-        // the hook, which then keeps it as long as the probe points to it.
-        let symbol_name = (!symbol.is_empty()).then(|| symbol.as_ptr().cast::<c_char>());
+        let by_symbol = !symbol.with_nul().is_empty();
         let hook = KBox::pin_init(
             try_pin_init!(KprobeHook {
                 probe <- Opaque::ffi_init(|p: *mut b::dynprobe_kprobe| {
@@ -82,12 +83,12 @@ impl KprobeHook {
                         core::ptr::write_bytes(p, 0, 1);
                         b::dynprobe_kprobe_init(p, ret, place.entry_data_size);
                         let kp = core::ptr::addr_of_mut!((*p).rp.kp);
-                        match symbol_name {
-                            Some(name) => {
-                                (*kp).symbol_name = name;
-                                (*kp).offset = place.offset as u32;
-                            }
-                            None => (*kp).addr = place.addr as *mut u8,
+                        // The symbol's place is set once the hook is in
+                        // its own: the symbol may be inside it.
+                        if by_symbol {
+                            (*kp).offset = place.offset as u32;
+                        } else {
+                            (*kp).addr = place.addr as *mut u8;
                         }
                         (*p).rp.maxactive = place.maxactive;
                     }
@@ -101,9 +102,15 @@ impl KprobeHook {
             }),
             GFP_KERNEL,
         )?;
-        // SAFETY: not registered yet; the feed sits in the pinned hook,
-        // which outlives the probe's registration.
-        unsafe { (*hook.probe.get()).feed = hook.feed.get() };
+        // SAFETY: not registered yet; the feed and the symbol sit in the
+        // pinned hook (or the symbol in a buffer it owns), which outlives
+        // the probe's registration.
+        unsafe {
+            (*hook.probe.get()).feed = hook.feed.get();
+            if by_symbol {
+                (*hook.kprobe()).symbol_name = hook.symbol.with_nul().as_ptr().cast::<c_char>();
+            }
+        }
         let Some(module) = module_of(hook.name()) else {
             hook.register(false)?;
             return Ok(super::boxed(hook));
@@ -116,7 +123,10 @@ impl KprobeHook {
 
     /// The symbol, without its NUL.
     pub(super) fn name(&self) -> &[u8] {
-        self.symbol.split_last().map_or(&[], |(_, name)| name)
+        self.symbol
+            .with_nul()
+            .split_last()
+            .map_or(&[], |(_, name)| name)
     }
 
     fn kprobe(&self) -> *mut b::kprobe {
