@@ -694,6 +694,21 @@ void dynprobe_dispatch(const struct dynprobe_feed *feed, struct pt_regs *regs,
 NOKPROBE_SYMBOL(dynprobe_dispatch);
 
 /*
+ * A kprobe's pre-handler (kprobe.c sets it), here so that the hit path
+ * is inlined into it: a kprobe's hit has no entry data and one header ip.
+ */
+int dynprobe_kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
+{
+	const struct dynprobe_kprobe *probe =
+		container_of(kp, struct dynprobe_kprobe, rp.kp);
+	const struct hit hit = { .regs = regs, .ip1 = (unsigned long)kp->addr };
+
+	dispatch(probe->feed, &hit);
+	return 0;
+}
+NOKPROBE_SYMBOL(dynprobe_kprobe_hit);
+
+/*
  * The common hit through ftrace (fprobe, fentry.c's ftrace_ops), inlined
  * into its entry points: a record of words (always of one size) into the
  * one trace instance the event is enabled in, on the fast record path.
