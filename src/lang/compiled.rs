@@ -20,7 +20,6 @@
 use core::fmt::{self, Write};
 
 use crate::lang::def::Definition;
-use crate::lang::in_place::MeasuredStrings;
 use crate::lang::interp::{HeaderIps, Memory, Regs};
 use crate::lang::record::{CompactArg, CompactArgs};
 use crate::lang::view::{Args, DefView, Names, Scalars};
@@ -259,37 +258,6 @@ impl<S: Storage> Compiled<S> {
     /// [`Scalars::word_table`] of the definition, for a probe handler.
     pub fn word_table(&self) -> Option<WordTable> {
         self.scalars.word_table()
-    }
-
-    /// [`WordTable::leading`] of the definition: the header and the words
-    /// a probe handler writes before [`Compiled::write_measured`] writes
-    /// the rest of a record with strings.
-    pub fn leading_words(&self) -> Option<WordTable> {
-        WordTable::leading(&self.scalars)
-    }
-
-    /// [`Scalars::measure_strings`] of the definition, for a probe
-    /// handler.
-    pub fn measure_strings(
-        &self,
-        regs: &impl Regs,
-        mem: &impl Memory,
-        cap: usize,
-        m: &mut MeasuredStrings,
-    ) -> usize {
-        self.scalars.measure_strings(regs, mem, cap, m)
-    }
-
-    /// [`Scalars::write_measured`] of the definition, for a probe
-    /// handler.
-    pub fn write_measured(
-        &self,
-        regs: &impl Regs,
-        mem: &impl Memory,
-        m: &MeasuredStrings,
-        out: &mut [u8],
-    ) -> usize {
-        self.scalars.write_measured(regs, mem, m, out)
     }
 
     /// How many entry-data slots a return probe saves at entry.

@@ -87,7 +87,7 @@ pub struct HeaderIps {
 /// and string fetches do where address spaces do not overlap (x86_64): a
 /// plain `+0(%si)` or `:string` of a user pointer reads it. `User` (`+u`,
 /// `ustring`) is never redirected, so a kernel address read with it faults.
-pub(crate) fn resolve(mem: &impl Memory, space: Space, addr: u64) -> Space {
+fn resolve(mem: &impl Memory, space: Space, addr: u64) -> Space {
     match space {
         Space::Auto | Space::Kernel => {
             if mem.is_user_address(addr) {

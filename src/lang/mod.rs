@@ -68,7 +68,6 @@ mod error;
 mod fetch;
 mod funcev_compile;
 mod funclist;
-mod in_place;
 mod interp;
 mod kernels;
 mod kind;
@@ -94,7 +93,6 @@ pub use funclist::{
     glob_match, is_function_list, sort_dedup, CompiledList, FunctionList, ListItem, ListShape,
     MAX_LIST_COST,
 };
-pub use in_place::{MeasuredStrings, KEPT_BYTES};
 pub use interp::{Fault, HeaderIps, Memory, Regs};
 pub use kernels::{
     for_version, KernelFacts, LogEntry, Mismatch, LINUX_7_2, LINUX_7_3, MAX_ARGSTR_CAP, SERIES,

@@ -41,22 +41,7 @@ impl WordTable {
         let RecordPlan::Steps(ref steps) = scalars.plan else {
             return None;
         };
-        let words = steps.steps().iter().map(|step| match *step {
-            Step::Word(source) => Some(source),
-            Step::Str { .. } => None,
-        });
-        let table = WordTable::of_sources(scalars.header_size(), words)?;
-        // The words are the whole record after the common header.
-        (scalars.fixed_size() as usize == table.record_size()).then_some(table)
-    }
-
-    /// The table of a header of `header` bytes and the words of `words`
-    /// (`None` for what is not a word); `None` where one is not, or
-    /// there are more than a table holds.
-    pub(crate) fn of_sources(
-        header: u32,
-        words: impl Iterator<Item = Option<WordSource>>,
-    ) -> Option<WordTable> {
+        let header = scalars.header_size();
         if header % 8 != 0 {
             return None;
         }
@@ -65,11 +50,15 @@ impl WordTable {
             len: 0,
             sources: [WordSource::RetVal; MAX_TABLE_WORDS],
         };
-        for source in words {
-            *table.sources.get_mut(usize::from(table.len))? = source?;
+        for step in steps.steps() {
+            let Step::Word(source) = *step else {
+                return None;
+            };
+            *table.sources.get_mut(usize::from(table.len))? = source;
             table.len += 1;
         }
-        Some(table)
+        // The words are the whole record after the common header.
+        (scalars.fixed_size() as usize == table.record_size()).then_some(table)
     }
 
     /// How many header ips come first: 1 (`__probe_ip`) or 2 (the first

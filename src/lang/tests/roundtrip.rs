@@ -362,19 +362,6 @@ fn exercise(control: Control, line: &[u8], seed: u64) {
             let w = table.record(&regs, ips, &mut words);
             assert_eq!((k, &compiled), (w, &words), "{line_text:?}");
         }
-        // A record of words and strings writes the same in place, as a
-        // probe handler does: measured, then its header and first words
-        // by a word table, the rest into a reservation of that size.
-        if let Some(table) = c.leading_words() {
-            let mut m = MeasuredStrings::default();
-            let len = c.measure_strings(&regs, &mem, size, &mut m);
-            let mut rec = vec![0xa5u8; len];
-            if len > 0 {
-                table.record(&regs, ips, &mut rec);
-                assert_eq!(c.write_measured(&regs, &mem, &m, &mut rec), len);
-            }
-            assert_eq!(&rec[..], &compiled[..k], "{line_text:?}");
-        }
         let mut handler = vec![0xa5u8; size];
         let h = c
             .record_view()
