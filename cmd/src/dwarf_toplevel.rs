@@ -210,29 +210,11 @@ impl Plans {
         }
         let mut sibling = None;
         let steps = self.steps.get(plan.from as usize..plan.to as usize);
-        for step in steps.ok_or(Unhandled)? {
-            match *step {
-                Step::Fixed(n) => *at = at.checked_add(n).ok_or(Unhandled)?,
-                Step::Leb => {
-                    leb(buf, at)?;
-                }
-                Step::Str => {
-                    let rest = buf.get(*at..).ok_or(Unhandled)?;
-                    let n = rest.iter().position(|&b| b == 0).ok_or(Unhandled)?;
-                    *at += n + 1;
-                }
-                Step::Block(n) => {
-                    let len = fixed(buf, at, n)?;
-                    *at = at.checked_add(len).ok_or(Unhandled)?;
-                }
-                Step::BlockLeb => {
-                    let len = usize::try_from(leb(buf, at)?).map_err(|_| Unhandled)?;
-                    *at = at.checked_add(len).ok_or(Unhandled)?;
-                }
-                Step::Sibling(0) => {
-                    sibling = usize::try_from(leb(buf, at)?).ok();
-                }
+        for &step in steps.ok_or(Unhandled)? {
+            match step {
+                Step::Sibling(0) => sibling = usize::try_from(leb(buf, at)?).ok(),
                 Step::Sibling(n) => sibling = Some(fixed(buf, at, n)?),
+                _ => take(step, buf, at)?,
             }
         }
         if *at > buf.len() {
@@ -298,6 +280,7 @@ fn step_of(
 }
 
 /// Steps over one attribute by `step` (what Plans::skip does for each).
+#[inline]
 fn take(step: Step, buf: &[u8], at: &mut usize) -> Result<(), Unhandled> {
     match step {
         Step::Fixed(n) => *at = at.checked_add(n).ok_or(Unhandled)?,
