@@ -29,6 +29,18 @@ struct Attrs<'a> {
 }
 
 impl<'a> Attrs<'a> {
+    /// The slot of a wanted attribute name; None for the others.
+    fn slot(&mut self, name: gimli::DwAt) -> Option<&mut Option<AttributeValue<R<'a>>>> {
+        match name {
+            gimli::DW_AT_name => Some(&mut self.name),
+            gimli::DW_AT_abstract_origin => Some(&mut self.origin),
+            gimli::DW_AT_specification => Some(&mut self.specification),
+            gimli::DW_AT_inline => Some(&mut self.inline),
+            gimli::DW_AT_sibling => Some(&mut self.sibling),
+            _ => None,
+        }
+    }
+
     /// Reads every attribute of `specs`, keeping the first of each
     /// wanted name.
     fn read(
@@ -38,13 +50,8 @@ impl<'a> Attrs<'a> {
         let mut out = Attrs::default();
         for spec in specs {
             let a = raw.read_attribute(*spec)?;
-            let slot = match a.name() {
-                gimli::DW_AT_name => &mut out.name,
-                gimli::DW_AT_abstract_origin => &mut out.origin,
-                gimli::DW_AT_specification => &mut out.specification,
-                gimli::DW_AT_inline => &mut out.inline,
-                gimli::DW_AT_sibling => &mut out.sibling,
-                _ => continue,
+            let Some(slot) = out.slot(a.name()) else {
+                continue;
             };
             if slot.is_none() {
                 *slot = Some(a.value());
@@ -322,16 +329,9 @@ fn quick_attrs<'a>(
     let mut p = *at;
     let word4 = header.format() == gimli::Format::Dwarf32;
     for spec in specs {
-        let slot = match spec.name() {
-            gimli::DW_AT_name => &mut out.name,
-            gimli::DW_AT_abstract_origin => &mut out.origin,
-            gimli::DW_AT_specification => &mut out.specification,
-            gimli::DW_AT_inline => &mut out.inline,
-            gimli::DW_AT_sibling => &mut out.sibling,
-            _ => {
-                take(step_of(spec, header, false)?, buf, &mut p)?;
-                continue;
-            }
+        let Some(slot) = out.slot(spec.name()) else {
+            take(step_of(spec, header, false)?, buf, &mut p)?;
+            continue;
         };
         if slot.is_some() {
             take(step_of(spec, header, false)?, buf, &mut p)?;
