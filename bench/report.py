@@ -100,14 +100,14 @@ def M(c):
     return ("main", c)
 
 
-ratio(M("d_kprobe"), M("k_kprobe"), 0.75, "kprobe event, 3 register args: dynprobe / kernel")
+ratio(M("d_kprobe"), M("k_kprobe"), 0.6, "kprobe event, 3 register args: dynprobe / kernel")
 ratio(M("d_kprobe_str"), M("k_kprobe_str"), 0.35, "kprobe event + string: dynprobe / kernel")
 ratio(M("d_kretprobe"), M("k_kretprobe"), None, "kretprobe event, $retval: dynprobe / kernel")
-ratio(M("d_vfunc"), M("k_vfentry"), 0.6, "vmlinux target: function event / kernel fprobe entry event")
+ratio(M("d_vfunc"), M("k_vfentry"), 0.5, "vmlinux target: function event / kernel fprobe entry event")
 ratio(M("d_vfentry"), M("k_vfentry"), None, "vmlinux target: dynprobe `f` entry / kernel fprobe entry event")
 ratio(M("d_func"), M("k_fentry"), None, "module target: function event / kernel fprobe entry event")
 ratio(M("d_fentry"), M("k_fentry"), None, "module target: dynprobe `f` entry / kernel fprobe entry event")
-ratio(M("d_func_exit"), M("k_fexit"), 0.8, "function exit event / kernel fprobe %return event")
+ratio(M("d_func_exit"), M("k_fexit"), 0.7, "function exit event / kernel fprobe %return event")
 ratio(M("d_fexit"), M("k_fexit"), None, "dynprobe `f` %return / kernel fprobe %return event")
 if tiers:
     lo, hi = tiers[0], tiers[-1]
@@ -128,8 +128,8 @@ ratio(M("d_uprobe_str"), M("k_uprobe_str"), 0.9, "uprobe event + ustring: dynpro
 ratio(M("d_uretprobe"), M("k_uretprobe"), 0.9, "uretprobe event, $retval: dynprobe / kernel")
 ratio(M("d_uretprobe_arg"), M("k_uretprobe"), None,
       "(dynprobe uretprobe + entry $arg1 / kernel uretprobe, $retval alone)")
-ratio(M("d_kprobe"), M("hook_kprobe_rb"), 1.3, "limit: dynprobe kprobe event / bare kprobe + raw write")
-ratio(M("d_vfunc"), M("hook_vftrace_rb"), 1.4, "limit, vmlinux target: function event / bare ftrace_ops + raw write")
+ratio(M("d_kprobe"), M("hook_kprobe_rb"), 1.15, "limit: dynprobe kprobe event / bare kprobe + raw write")
+ratio(M("d_vfunc"), M("hook_vftrace_rb"), 1.25, "limit, vmlinux target: function event / bare ftrace_ops + raw write")
 ratio(M("d_func"), M("hook_ftrace_rb"), None, "limit, module target: function event / bare ftrace_ops + raw write")
 ratio(M("d_vfentry"), M("hook_vftrace_rb"), None, "limit, vmlinux target: dynprobe `f` entry / bare ftrace_ops + raw write")
 ratio(M("d_fentry"), M("hook_ftrace_rb"), None, "limit, module target: dynprobe `f` entry / bare ftrace_ops + raw write")
@@ -234,7 +234,7 @@ if mem:
     # Slab objects in use and MemTotal - MemFree: the first sees what
     # the events allocate from slab caches, the second also pages.
     lines += ["", "| memory ratio, dynprobe / kernel | ratio | target | met |", "| --- | ---: | ---: | :---: |"]
-    for kind, tgt in (("function", 1.0), ("kprobe", 1.0)):
+    for kind, tgt in (("function", 0.8), ("kprobe", 0.8)):
         d, k = mem.get(("dynprobe", kind)), mem.get(("kernel", kind))
         for col, what in ((0, "slab objects"), (3, "used")):
             if d and k and k[1][col] > 0:
