@@ -304,28 +304,37 @@ static __always_inline unsigned int record_context(void)
 {
 	unsigned int pc = preempt_count(), flags = 0, migrate = 0;
 	unsigned long irqflags, tif = read_thread_flags();
+	/*
+	 * Read next to preempt_count(), before local_save_flags()'s
+	 * barrier: where the per-CPU count is an ordinary load, the three
+	 * are one.
+	 */
+	unsigned int softirqs = softirq_count();
+	bool preempt_resched = test_preempt_need_resched();
 
 	local_save_flags(irqflags);
 	if (irqs_disabled_flags(irqflags))
 		flags |= TRACE_FLAG_IRQS_OFF;
 	/*
 	 * Most hits are in a task outside any interrupt or softirq, where
-	 * all four of these tests fail: one test for them all first.
+	 * all four of these tests fail: one test for them all first (the
+	 * masks are of one word but on PREEMPT_RT, which counts softirqs
+	 * in the task).
 	 */
-	if (unlikely((pc & (NMI_MASK | HARDIRQ_MASK)) || softirq_count())) {
+	if (unlikely((pc & (NMI_MASK | HARDIRQ_MASK)) | softirqs)) {
 		if (pc & NMI_MASK)
 			flags |= TRACE_FLAG_NMI;
 		if (pc & HARDIRQ_MASK)
 			flags |= TRACE_FLAG_HARDIRQ;
-		if (in_serving_softirq())
+		if (softirqs & SOFTIRQ_OFFSET)
 			flags |= TRACE_FLAG_SOFTIRQ;
-		if (softirq_count() >> (SOFTIRQ_SHIFT + 1))
+		if (softirqs >> (SOFTIRQ_SHIFT + 1))
 			flags |= TRACE_FLAG_BH_OFF;
 	}
 	/* The thread's flags read once, for both of tif_test_bit()'s tests. */
 	if (tif & BIT(TIF_NEED_RESCHED))
 		flags |= TRACE_FLAG_NEED_RESCHED;
-	if (test_preempt_need_resched())
+	if (preempt_resched)
 		flags |= TRACE_FLAG_PREEMPT_RESCHED;
 	if (IS_ENABLED(CONFIG_ARCH_HAS_PREEMPT_LAZY) &&
 	    (tif & BIT(TIF_NEED_RESCHED_LAZY)))
@@ -335,6 +344,23 @@ static __always_inline unsigned int record_context(void)
 #endif
 	return ((flags << 16) | min(pc & 0xff, 0xfU) | min(migrate, 0xfU) << 4) -
 	       IS_ENABLED(CONFIG_PREEMPTION);
+}
+
+/*
+ * The data of an event ring_buffer_lock_reserve() returned, as
+ * ring_buffer_event_data() finds it, without its call. The event header
+ * is the ring buffer's page format, which ring_buffer.h documents
+ * (enum ring_buffer_type) and tracefs describes to the readers that
+ * parse it (events/header_event): type_len:5, time_delta:27, then
+ * array[]; a type_len of 0 puts the length in array[0]. A reservation
+ * that needed its time extended starts with the 8-byte time extend,
+ * its data event after it.
+ */
+static __always_inline void *reserved_data(struct ring_buffer_event *event)
+{
+	if (unlikely(event->type_len >= RINGBUF_TYPE_TIME_EXTEND))
+		event = (struct ring_buffer_event *)((u8 *)event + 8);
+	return event->type_len ? &event->array[0] : &event->array[1];
 }
 
 /*
@@ -387,7 +413,7 @@ static __always_inline void trace_record_fast(const struct dynprobe_feed *feed,
 	event = ring_buffer_lock_reserve(buffer, feed->fixed_size);
 	if (!event)
 		return;
-	entry = ring_buffer_event_data(event);
+	entry = reserved_data(event);
 	tracing_generic_entry_update(entry,
 				     dynprobe_sink_call(feed->sink)->event.type,
 				     trace_ctx);
@@ -413,7 +439,7 @@ static __always_inline void trace_record_copy_fast(struct trace_event_file *file
 	event = ring_buffer_lock_reserve(buffer, len);
 	if (!event)
 		return;
-	entry = ring_buffer_event_data(event);
+	entry = reserved_data(event);
 	tracing_generic_entry_update(entry, file->event_call->event.type,
 				     trace_ctx);
 	memcpy((u8 *)entry + sizeof(*entry), rec + sizeof(*entry),
@@ -681,9 +707,11 @@ static __always_inline void dispatch(const struct dynprobe_feed *feed,
 	scratch_put();
 }
 
-void dynprobe_dispatch(const struct dynprobe_feed *feed, struct pt_regs *regs,
-		       const unsigned long *entry_data, unsigned long ip1,
-		       unsigned long ip2)
+/* Out of line: a kprobe's common hit is dynprobe_kprobe_hit()'s. */
+noinline void dynprobe_dispatch(const struct dynprobe_feed *feed,
+				struct pt_regs *regs,
+				const unsigned long *entry_data,
+				unsigned long ip1, unsigned long ip2)
 {
 	const struct hit hit = {
 		.regs = regs, .entry_data = entry_data, .ip1 = ip1, .ip2 = ip2,
@@ -694,28 +722,13 @@ void dynprobe_dispatch(const struct dynprobe_feed *feed, struct pt_regs *regs,
 NOKPROBE_SYMBOL(dynprobe_dispatch);
 
 /*
- * A kprobe's pre-handler (kprobe.c sets it), here so that the hit path
- * is inlined into it: a kprobe's hit has no entry data and one header ip.
- */
-int dynprobe_kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
-{
-	const struct dynprobe_kprobe *probe =
-		container_of(kp, struct dynprobe_kprobe, rp.kp);
-	const struct hit hit = { .regs = regs, .ip1 = (unsigned long)kp->addr };
-
-	dispatch(probe->feed, &hit);
-	return 0;
-}
-NOKPROBE_SYMBOL(dynprobe_kprobe_hit);
-
-/*
- * The common hit through ftrace (fprobe, fentry.c's ftrace_ops), inlined
- * into its entry points: a record of words (always of one size) into the
- * one trace instance the event is enabled in, on the fast record path.
- * The tests are dispatch()'s for that case; every other hit goes out of
- * line (dispatch_ftrace_slow()), so the entry points' frames hold this
- * path's state alone (no fbuffer, no stack canary). Whether the hit was
- * recorded here.
+ * The common hit through ftrace (fprobe, fentry.c's ftrace_ops) or a
+ * kprobe, inlined into their entry points: a record of words (always of
+ * one size) into the one trace instance the event is enabled in, on the
+ * fast record path. The tests are dispatch()'s for that case; every other
+ * hit goes out of line (dispatch_ftrace_slow(), dynprobe_dispatch()), so
+ * the entry points' frames hold this path's state alone (no fbuffer, no
+ * stack canary). Whether the hit was recorded here.
  */
 static __always_inline bool dispatch_words_fast(const struct dynprobe_feed *feed,
 						const struct hit *hit)
@@ -768,6 +781,25 @@ void dynprobe_dispatch_ftrace(const struct dynprobe_feed *feed,
 		dispatch_ftrace_slow(feed, fregs, regs, entry_data, ip1, ip2);
 }
 NOKPROBE_SYMBOL(dynprobe_dispatch_ftrace);
+
+/*
+ * A kprobe's pre-handler (kprobe.c sets it), here so that the common hit's
+ * path is inlined into it: a kprobe's hit has no entry data and one header
+ * ip. As a hit through ftrace, every other hit goes out of line
+ * (dynprobe_dispatch()), so the handler's frame holds the common path's
+ * state alone.
+ */
+int dynprobe_kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
+{
+	const struct dynprobe_kprobe *probe =
+		container_of(kp, struct dynprobe_kprobe, rp.kp);
+	const struct hit hit = { .regs = regs, .ip1 = (unsigned long)kp->addr };
+
+	if (!dispatch_words_fast(probe->feed, &hit))
+		dynprobe_dispatch(probe->feed, regs, NULL, hit.ip1, 0);
+	return 0;
+}
+NOKPROBE_SYMBOL(dynprobe_kprobe_hit);
 
 /*
  * Whether RCU watches this CPU, asked with preemption disabled: what
