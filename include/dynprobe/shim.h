@@ -158,6 +158,22 @@ dynprobe_sink_call(const struct dynprobe_sink *sink)
 #define DYNPROBE_TABLE_WORDS	4
 /* A word-table slot from here up is an entry-data slot, below a pt_regs word. */
 #define DYNPROBE_ENTRY_SLOT	32
+/*
+ * A feed's @header_words for a record of words and then one string: this
+ * flag, the header ips in the low bits, the words before the string above
+ * DYNPROBE_STRING_WORDS_SHIFT. @word_slot holds the words' slots, then the
+ * slot of the string's address.
+ */
+#define DYNPROBE_STRING_TABLE		0x80
+#define DYNPROBE_STRING_WORDS_SHIFT	2
+#define DYNPROBE_HEADER_IPS		0x3
+/*
+ * The bytes of a kernel string's first read, on the hit path (hit.c) and
+ * by the definition's programs (src/sys/regs_memory.rs): most strings
+ * recorded (names, paths' components, commands) fit, and each byte read
+ * costs. A read does not cross a page.
+ */
+#define DYNPROBE_STRING_FIRST_READ	32
 
 /*
  * What a probe's hit runs: its event's sink and its definition (a Rust
@@ -176,7 +192,10 @@ struct dynprobe_feed {
 	 * common header: @header_words header ips, then one word per
 	 * @word_slot, the pt_regs word of that index, or entry-data slot
 	 * (index - DYNPROBE_ENTRY_SLOT). The hit writes it from this table
-	 * alone (hit.c). 0 @words: the definition's programs write it.
+	 * alone (hit.c). 0 @words: the definition's programs write it, or,
+	 * for a record of words and one string (src/lang/words.rs'
+	 * StringTable; @header_words has DYNPROBE_STRING_TABLE), the hit
+	 * where it reads the string in one step.
 	 */
 	u8 header_words;
 	u8 words;

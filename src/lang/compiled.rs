@@ -23,7 +23,7 @@ use crate::lang::def::Definition;
 use crate::lang::interp::{HeaderIps, Memory, Regs};
 use crate::lang::record::{CompactArg, CompactArgs};
 use crate::lang::view::{Args, DefView, Names, Scalars};
-use crate::lang::words::WordTable;
+use crate::lang::words::{StringTable, WordTable};
 use crate::lang::{
     MAX_ARGSTR_CAP, MAX_DEREFS, MAX_EVENT_NAME_LEN, MAX_FUNCTION_TEXT, MAX_TRACE_ARGS, SYMBOL_CAP,
 };
@@ -258,6 +258,11 @@ impl<S: Storage> Compiled<S> {
     /// [`Scalars::word_table`] of the definition, for a probe handler.
     pub fn word_table(&self) -> Option<WordTable> {
         self.scalars.word_table()
+    }
+
+    /// [`Scalars::string_table`] of the definition, for a probe handler.
+    pub fn string_table(&self) -> Option<StringTable> {
+        self.scalars.string_table()
     }
 
     /// How many entry-data slots a return probe saves at entry.

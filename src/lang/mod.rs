@@ -119,7 +119,7 @@ pub use types::{
 };
 pub use view::{ArgViews, DefView, WordSource};
 pub use watch::{Access, Watch};
-pub use words::{WordTable, MAX_TABLE_WORDS};
+pub use words::{StringTable, WordTable, MAX_TABLE_WORDS};
 
 /// Most arguments of one event (`MAX_TRACE_ARGS`).
 pub const MAX_TRACE_ARGS: usize = 128;

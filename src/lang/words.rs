@@ -8,9 +8,18 @@
 //! writes the most common records (src/shim/hit.c). [`WordTable::record`]
 //! is the table's meaning, held by the tests to the interpreter's record
 //! byte for byte.
+//!
+//! A record of words followed by one string read from a word
+//! (`p ... a=%di s=+0(%si):string`, `do_sys_open(int dfd, char *name)`)
+//! has a [`StringTable`]: the same table, then where the string's address
+//! is. A handler writes the words from the table, the string's
+//! `__data_loc` word after them and its bytes after that
+//! ([`StringTable::fixed_size`]), as the definition's programs do; it
+//! leaves any string it cannot read in one step to the programs.
 
 use crate::lang::interp::{word, HeaderIps, Regs};
 use crate::lang::record::TRACE_ENTRY_SIZE;
+use crate::lang::types::Space;
 use crate::lang::view::{RecordPlan, Scalars, Step, WordSource};
 
 /// The most words a [`WordTable`] holds: as many as a probe handler's
@@ -30,6 +39,12 @@ impl Scalars {
     /// definition's record is one.
     pub fn word_table(&self) -> Option<WordTable> {
         WordTable::of(self)
+    }
+
+    /// Where each word of a record of words and one string comes from,
+    /// when the definition's record is one.
+    pub fn string_table(&self) -> Option<StringTable> {
+        StringTable::of(self)
     }
 }
 
@@ -96,5 +111,73 @@ impl WordTable {
             slot.copy_from_slice(&value.to_le_bytes());
         }
         size
+    }
+}
+
+/// A record of words and then one string: a [`WordTable`]'s header ips
+/// and words, the string's `__data_loc` word, then (in the dynamic area)
+/// the string, read in kernel memory (or user memory, below the
+/// user/kernel split) at the address a word holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StringTable {
+    words: WordTable,
+    string: WordSource,
+}
+
+impl StringTable {
+    /// The table of a definition whose record is its header ips, at most
+    /// [`MAX_TABLE_WORDS`] - 1 words, then a string at a word (no offset,
+    /// not `ustring`); `None` for every other record.
+    fn of(scalars: &Scalars) -> Option<StringTable> {
+        let RecordPlan::Steps(ref steps) = scalars.plan else {
+            return None;
+        };
+        let (last, words) = steps.steps().split_last()?;
+        let Step::Str {
+            base,
+            space: Space::Kernel | Space::Auto,
+            offset: 0,
+        } = *last
+        else {
+            return None;
+        };
+        let header = scalars.header_size();
+        if header % 8 != 0 || words.len() >= MAX_TABLE_WORDS {
+            return None;
+        }
+        let mut table = WordTable {
+            header_words: u8::try_from(header / 8).ok()?,
+            len: 0,
+            sources: [WordSource::RetVal; MAX_TABLE_WORDS],
+        };
+        for step in words {
+            let Step::Word(source) = *step else {
+                return None;
+            };
+            *table.sources.get_mut(usize::from(table.len))? = source;
+            table.len += 1;
+        }
+        let strings = StringTable {
+            words: table,
+            string: base,
+        };
+        (scalars.fixed_size() as usize == strings.fixed_size()).then_some(strings)
+    }
+
+    /// The header ips and the words before the string.
+    pub fn words(&self) -> &WordTable {
+        &self.words
+    }
+
+    /// Where the string's address comes from.
+    pub fn string(&self) -> WordSource {
+        self.string
+    }
+
+    /// Size of the record's fixed part: the words, then the string's
+    /// `__data_loc` word (its length above bit 16, its offset, this
+    /// size, below); the string follows.
+    pub fn fixed_size(&self) -> usize {
+        self.words.record_size() + 4
     }
 }

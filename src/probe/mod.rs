@@ -142,11 +142,12 @@ fn place_of<'a>(
 /// A feed's word table (`header_words`, `words`, `word_slot`): where each
 /// word of `def`'s records comes from when they are records of words
 /// ([`crate::lang::WordTable`]) of `fixed_size` bytes, for the hit to write
-/// them by itself (src/shim/hit.c); no words where they are not.
+/// them by itself (src/shim/hit.c); or of words and one string
+/// ([`string_table`]); no words where they are neither.
 fn word_table(def: &CompiledDef, fixed_size: u16) -> (u8, u8, [u8; WORD_SLOTS]) {
     let none = (0, 0, [0; WORD_SLOTS]);
     let Some(table) = def.word_table() else {
-        return none;
+        return string_table(def).unwrap_or(none);
     };
     let mut slots = [0u8; WORD_SLOTS];
     for (slot, &source) in slots.iter_mut().zip(table.sources()) {
@@ -165,6 +166,39 @@ fn word_table(def: &CompiledDef, fixed_size: u16) -> (u8, u8, [u8; WORD_SLOTS]) 
         }
         _ => none,
     }
+}
+
+/// A feed's table of a record of words and one string
+/// ([`crate::lang::StringTable`]): no words (`words` 0: not a record of
+/// words), `header_words` with `DYNPROBE_STRING_TABLE`, the header ips and
+/// the words' count, and the words' slots then the string address's.
+fn string_table(def: &CompiledDef) -> Option<(u8, u8, [u8; WORD_SLOTS])> {
+    // The hit reads the string's first step where the programs would:
+    // every string's room has it whole.
+    const _: () =
+        assert!(crate::lang::MAX_FUNCTION_STRING >= b::DYNPROBE_STRING_FIRST_READ as usize);
+    const _: () = assert!(crate::lang::MAX_STRING_SIZE >= b::DYNPROBE_STRING_FIRST_READ as usize);
+    let table = def.string_table()?;
+    let words = table.words();
+    let mut slots = [0u8; WORD_SLOTS];
+    let string = [table.string()];
+    for (i, &source) in Iterator::chain(words.sources().iter(), string.iter()).enumerate() {
+        *slots.get_mut(i)? = word_slot(source, def.entry_slots())?;
+    }
+    let header_ips = words.header_words();
+    let count = u8::try_from(words.sources().len()).ok()?;
+    if u32::from(header_ips) > b::DYNPROBE_HEADER_IPS
+        || u32::from(count) > b::DYNPROBE_STRING_TABLE >> b::DYNPROBE_STRING_WORDS_SHIFT
+    {
+        return None;
+    }
+    let header = u8::try_from(
+        b::DYNPROBE_STRING_TABLE
+            | u32::from(count) << b::DYNPROBE_STRING_WORDS_SHIFT
+            | u32::from(header_ips),
+    )
+    .ok()?;
+    Some((header, 0, slots))
 }
 
 /// Room in a feed's word table.

@@ -163,21 +163,32 @@ static int fentry_hook(struct dynprobe_fentry *probe)
 
 int dynprobe_fentry_arm(struct dynprobe_fentry *probe)
 {
+	unsigned int i, header_words, slots = 0;
 	struct module *mod;
-	unsigned int i;
 	int ret;
 
 	/*
 	 * What the callback's record of words relies on (hit.c's struct
 	 * hit, fentry): an entry probe has no entry data, so its word table
 	 * reads registers only (src/probe/mod.rs' word_table()), and its
-	 * header is a function event's two ips or an f event's one.
+	 * header is a function event's two ips or an f event's one. So does
+	 * the table of a record of words and a string.
 	 */
-	if (probe->feed.words &&
-	    WARN_ON_ONCE(probe->feed.header_words !=
+	if (probe->feed.words) {
+		header_words = probe->feed.header_words;
+		slots = probe->feed.words - header_words;
+	} else if (probe->feed.header_words & DYNPROBE_STRING_TABLE) {
+		/* A record of words and a string: its words and its address. */
+		header_words = probe->feed.header_words & DYNPROBE_HEADER_IPS;
+		slots = ((probe->feed.header_words & ~DYNPROBE_STRING_TABLE) >>
+			 DYNPROBE_STRING_WORDS_SHIFT) + 1;
+	} else {
+		header_words = probe->kind == DYNPROBE_FUNCTION_ENTRY ? 2 : 1;
+	}
+	if (WARN_ON_ONCE(header_words !=
 			 (probe->kind == DYNPROBE_FUNCTION_ENTRY ? 2 : 1)))
 		return -EINVAL;
-	for (i = 0; i < probe->feed.words - probe->feed.header_words; i++)
+	for (i = 0; i < slots; i++)
 		if (WARN_ON_ONCE(i >= DYNPROBE_TABLE_WORDS ||
 				 probe->feed.word_slot[i] >= DYNPROBE_ENTRY_SLOT))
 			return -EINVAL;

@@ -23,6 +23,7 @@
 #include <linux/string.h>
 #include <linux/trace_recursion.h>
 #include <linux/trace_seq.h>
+#include <linux/uaccess.h>
 #include <linux/unaligned.h>
 #include "dynprobe/resolved.h"
 #include "internal.h"
@@ -172,17 +173,17 @@ static __always_inline unsigned long table_word(const struct dynprobe_feed *feed
 }
 
 /*
- * A record of words, from the feed's word table: what the definition's
- * programs would write (src/lang/words.rs holds the table to them), in a
- * fraction of their instructions. @buf has room for feed->fixed_size bytes.
+ * The header ips and the @nr words of the feed's table at @word (a
+ * record's words after its common header): what the definition's
+ * programs would write there (src/lang/words.rs holds the table to them),
+ * in a fraction of their instructions.
  */
-static __always_inline size_t record_words(const struct dynprobe_feed *feed,
-					   const struct hit *hit, u8 *buf)
+static __always_inline void write_words(const struct dynprobe_feed *feed,
+					const struct hit *hit,
+					unsigned long *word,
+					unsigned int header_words,
+					unsigned int nr)
 {
-	unsigned long *word = (unsigned long *)(buf + sizeof(struct trace_entry));
-	unsigned int header_words = feed->header_words;
-	unsigned int nr = feed->words - header_words;
-
 	if (hit->fentry) {
 		if (header_words > 1)
 			put_unaligned(hit->ip1, word++);
@@ -207,7 +208,62 @@ static __always_inline size_t record_words(const struct dynprobe_feed *feed,
 		put_unaligned(table_word(feed, hit, 2), word + 2);
 	if (nr > 3)
 		put_unaligned(table_word(feed, hit, 3), word + 3);
+}
+
+/* A record of words. @buf has room for feed->fixed_size bytes. */
+static __always_inline size_t record_words(const struct dynprobe_feed *feed,
+					   const struct hit *hit, u8 *buf)
+{
+	write_words(feed, hit, (unsigned long *)(buf + sizeof(struct trace_entry)),
+		    feed->header_words, feed->words - feed->header_words);
 	return feed->fixed_size;
+}
+
+/*
+ * A record of words and one string (DYNPROBE_STRING_TABLE in the feed's
+ * @header_words), written as the definition's programs write it
+ * (src/lang/words.rs' StringTable): the words, the string's __data_loc
+ * word after them, the string's bytes after that. Only where the string
+ * is in kernel memory and its NUL in the 32 bytes of its first read, so
+ * that the programs would have read it in the same one step; its size,
+ * or 0 for the programs to write the record (a user address, a fault, a
+ * longer string, a read that would cross a page). @buf has room for @cap
+ * bytes.
+ */
+static __always_inline size_t record_words_string(const struct dynprobe_feed *feed,
+						  const struct hit *hit,
+						  u8 *buf, size_t cap)
+{
+	unsigned int nr = (feed->header_words & ~DYNPROBE_STRING_TABLE) >>
+			  DYNPROBE_STRING_WORDS_SHIFT;
+	size_t fixed = sizeof(struct trace_entry) + 4 +
+		8 * ((feed->header_words & DYNPROBE_HEADER_IPS) + nr);
+	unsigned long addr, w;
+	u8 *str = buf + fixed;
+	size_t len;
+	int i;
+
+	BUILD_BUG_ON(DYNPROBE_TABLE_WORDS > 4);
+	if (nr >= DYNPROBE_TABLE_WORDS || fixed + DYNPROBE_STRING_FIRST_READ > cap)
+		return 0;
+	addr = table_word(feed, hit, nr);
+	if (addr < TASK_SIZE ||
+	    offset_in_page(addr) > PAGE_SIZE - DYNPROBE_STRING_FIRST_READ ||
+	    copy_from_kernel_nofault(str, (const void *)addr, DYNPROBE_STRING_FIRST_READ))
+		return 0;
+	for (i = 0; i < DYNPROBE_STRING_FIRST_READ / 8; i++) {
+		w = get_unaligned((unsigned long *)str + i);
+		/* A word with a zero byte (the bit trick of strlen()s). */
+		if ((w - REPEAT_BYTE(0x01)) & ~w & REPEAT_BYTE(0x80))
+			break;
+	}
+	if (i == DYNPROBE_STRING_FIRST_READ / 8)
+		return 0;
+	len = 8 * i + strnlen((char *)str + 8 * i, 8) + 1;
+	write_words(feed, hit, (unsigned long *)(buf + sizeof(struct trace_entry)),
+		    feed->header_words & DYNPROBE_HEADER_IPS, nr);
+	put_unaligned((u32)(len << 16 | fixed), (u32 *)(str - 4));
+	return fixed + len;
 }
 
 static __always_inline size_t fetch_record(const struct dynprobe_feed *feed,
@@ -220,6 +276,12 @@ static __always_inline size_t fetch_record(const struct dynprobe_feed *feed,
 						buf, cap);
 	if (feed->words)
 		return record_words(feed, hit, buf);
+	if (feed->header_words & DYNPROBE_STRING_TABLE) {
+		size_t len = record_words_string(feed, hit, buf, cap);
+
+		if (len)
+			return len;
+	}
 	return dynprobe_rs_record(feed->def, hit->regs, hit->entry_data, buf,
 				  cap, hit->ip1, hit->ip2);
 }

@@ -281,9 +281,9 @@ impl Memory for UserMemory {
 pub(crate) struct KernelMemory;
 
 const PAGE_SIZE: u64 = 4096;
-/// Bytes read by the first step of a string copy: most strings recorded
-/// (names, paths' components, commands) fit, and each byte read costs.
-const STRING_FIRST_STEP: usize = 32;
+/// Bytes read by the first step of a string copy (shim.h says why so few),
+/// as the hit path reads a string of a record of words and one string.
+const STRING_FIRST_STEP: usize = b::DYNPROBE_STRING_FIRST_READ as usize;
 /// Bytes read per later step: fewer calls for long strings.
 const STRING_STEP: usize = 128;
 

@@ -290,6 +290,151 @@ fn compiled_record_of_words_and_strings_is_the_views() {
     }
 }
 
+/// A line, and the header words, word sources and string source of its
+/// string table.
+type StringCase = (
+    Control,
+    &'static str,
+    Option<(u8, &'static [WordSource], WordSource)>,
+);
+
+#[test]
+fn records_of_words_and_a_string_have_a_string_table() {
+    use WordSource::*;
+    let cases: &[StringCase] = &[
+        (
+            Control::KprobeEvents,
+            "p:grp/ev vfs_read a=%di b=%si c=%dx s=+0(%cx):string",
+            Some((
+                1,
+                &[
+                    Reg(dynprobe_lang::Reg::Di),
+                    Reg(dynprobe_lang::Reg::Si),
+                    Reg(dynprobe_lang::Reg::Dx),
+                ],
+                Reg(dynprobe_lang::Reg::Cx),
+            )),
+        ),
+        (
+            Control::KprobeEvents,
+            "p:grp/ev vfs_read s=+0(%si):string",
+            Some((1, &[], Reg(dynprobe_lang::Reg::Si))),
+        ),
+        (
+            Control::DynamicEvents,
+            "f:grp/ev vfs_read a=$arg1 s=+0($arg2):string",
+            Some((1, &[Arg(0)], Arg(1))),
+        ),
+        (
+            Control::FunctionEvents,
+            "vfs_read(x64 file, string buf)",
+            Some((2, &[Arg(0)], Arg(1))),
+        ),
+        (
+            Control::FunctionEvents,
+            "vfs_read(int file, string buf)",
+            None,
+        ),
+        (
+            Control::KprobeEvents,
+            "r:grp/ev vfs_read ret=$retval s=+0($retval):string",
+            Some((2, &[RetVal], RetVal)),
+        ),
+        // Not: an offset, a user string, a string before a word, two
+        // strings, a 4-byte value, as many words as the table holds.
+        (
+            Control::KprobeEvents,
+            "p:grp/ev vfs_read a=%di s=+8(%si):string",
+            None,
+        ),
+        (
+            Control::KprobeEvents,
+            "p:grp/ev vfs_read a=%di s=+0(%si):ustring",
+            None,
+        ),
+        (
+            Control::KprobeEvents,
+            "p:grp/ev vfs_read s=+0(%si):string a=%di",
+            None,
+        ),
+        (
+            Control::KprobeEvents,
+            "p:grp/ev vfs_read s=+0(%si):string t=+0(%di):string",
+            None,
+        ),
+        (
+            Control::KprobeEvents,
+            "p:grp/ev vfs_read a=%di:u32 s=+0(%si):string",
+            None,
+        ),
+        (
+            Control::KprobeEvents,
+            "p:grp/ev vfs_read a=%di b=%si c=%dx d=%r8 s=+0(%cx):string",
+            None,
+        ),
+    ];
+    const STR_AT: u64 = 0xffff_8880_0000_1000;
+    for &(control, line, want) in cases {
+        let d = def_of(control, line);
+        let c = compile(&d);
+        let table = c.string_table();
+        assert_eq!(table, d.view().string_table(), "{line}");
+        assert_eq!(
+            table.map(|t| (
+                t.words().header_words(),
+                t.words().sources().to_vec(),
+                t.string()
+            )),
+            want.map(|(h, s, at)| (h, s.to_vec(), at)),
+            "{line}"
+        );
+        let Some(table) = table else { continue };
+        assert_eq!(c.word_table(), None, "{line}");
+        // What a handler writes from the table is the definition's
+        // record: the words, the string's __data_loc word after them,
+        // the string at the end of the fixed part.
+        let mut regs = FakeRegs::default();
+        for (i, r) in regs.regs.iter_mut().enumerate() {
+            *r = STR_AT + 0x100 * i as u64;
+        }
+        regs.args = (0..8).map(|i| STR_AT + 0x100 * (20 + i)).collect();
+        regs.ret = STR_AT + 0x100 * 40;
+        let mut mem = FakeMem::default();
+        for i in 0..48u64 {
+            mem.add(STR_AT + 0x100 * i, format!("string-{i}\0").as_bytes());
+        }
+        let ips = HeaderIps {
+            first: 0xffff_ffff_8100_0000,
+            second: 0xffff_ffff_8200_0000,
+        };
+        let (mut by_def, mut by_table) = ([0xa5u8; 256], [0xa5u8; 256]);
+        let k = c.record(&regs, &mem, ips, &mut by_def);
+        let fixed = table.fixed_size();
+        let words = table.words().record(&regs, ips, &mut by_table);
+        assert_eq!(words + 4, fixed, "{line}");
+        let at = word_of(table.string(), &regs);
+        let text: Vec<u8> = (0..48u64)
+            .find(|i| STR_AT + 0x100 * i == at)
+            .map(|i| format!("string-{i}\0").into_bytes())
+            .unwrap();
+        let loc = ((text.len() as u32) << 16) | fixed as u32;
+        by_table[words..fixed].copy_from_slice(&loc.to_le_bytes());
+        by_table[fixed..fixed + text.len()].copy_from_slice(&text);
+        assert_eq!(k, fixed + text.len(), "{line}");
+        assert_eq!(by_def[8..k], by_table[8..k], "{line}");
+    }
+}
+
+/// The value of a word source, as the fakes give it.
+fn word_of(source: WordSource, regs: &FakeRegs) -> u64 {
+    match source {
+        WordSource::Reg(r) => regs.reg(r),
+        WordSource::Arg(n) => regs.arg(u32::from(n)),
+        WordSource::RetVal => regs.return_value(),
+        WordSource::EntryData(n) => regs.entry_data(u32::from(n)),
+    }
+}
+
 /// A line, and the header words and sources of its word table.
 type WordCase = (Control, &'static str, Option<(u8, &'static [WordSource])>);
 
