@@ -30,32 +30,39 @@ from kallsyms import Symbols, chains  # noqa: E402
 from alloc_sites import alloc_report  # noqa: E402
 
 LOOP = "ctl_write [dpbench]"
-# The two targets: a function of the bench module, one of the kernel image.
-TARGETS = ("dpbench_target [dpbench]", "mktime64")
+# The targets: a function of the bench module, one of the kernel image,
+# and the system call bench/sysloop.c makes (its probes sit on
+# __do_sys_getppid, whose caller is the first frame the unwinder gives
+# from a probe's handler).
+TARGETS = ("dpbench_target [dpbench]", "mktime64", "__x64_sys_getppid")
 TOP = 15
 
 # file name, what is compared, reference contender, dynprobe's, target
 PAIRS = [
     ("kprobe", "kprobe event, 3 register args: dynprobe / kernel",
-     "k_kprobe", "d_kprobe", 0.75),
+     "k_kprobe", "d_kprobe", 0.6),
     ("kprobe-string", "kprobe event + string: dynprobe / kernel",
      "k_kprobe_str", "d_kprobe_str", 0.35),
     ("function-entry-vmlinux", "vmlinux target: function event / kernel fprobe entry event",
-     "k_vfentry", "d_vfunc", 0.6),
+     "k_vfentry", "d_vfunc", 0.5),
     ("function-entry", "module target: function event / kernel fprobe entry event",
      "k_fentry", "d_func", None),
     ("function-exit", "function exit event / kernel fprobe %return event",
-     "k_fexit", "d_func_exit", 0.8),
+     "k_fexit", "d_func_exit", 0.7),
     ("limit-kprobe", "limit: dynprobe kprobe event / bare kprobe + raw write",
-     "hook_kprobe_rb", "d_kprobe", 1.3),
+     "hook_kprobe_rb", "d_kprobe", 1.15),
     ("limit-function-vmlinux", "limit, vmlinux target: function event / bare ftrace_ops + raw write",
-     "hook_vftrace_rb", "d_vfunc", 1.4),
+     "hook_vftrace_rb", "d_vfunc", 1.25),
     ("limit-function", "limit, module target: function event / bare ftrace_ops + raw write",
      "hook_ftrace_rb", "d_func", None),
     ("limit-f-entry", "limit, module target: dynprobe `f` entry / bare ftrace_ops + raw write",
      "hook_ftrace_rb", "d_fentry", None),
     ("f-exit", "dynprobe `f` %return / kernel fprobe %return event",
      "k_fexit", "d_fexit", None),
+    ("hist", "getppid: hist keys=common_pid, dynprobe function event / kernel fprobe event",
+     "k_ghist", "d_ghist", 0.4),
+    ("hist-bpftrace", "getppid: hist keys=common_pid on the function event / bpftrace fentry @c[pid] = count()",
+     "bt_fentry_count", "d_ghist", 1.5),
 ]
 
 
