@@ -150,12 +150,18 @@ struct hit {
 	size_t source_len;
 	/*
 	 * A hit of the shared ftrace_ops, whose entry probes have no entry
-	 * data: the feed's word table reads registers only, and its header
-	 * is the last header_words of @ip1, the caller, and @ip2, the call
-	 * site (a function event's two, an f event's one), whatever the
-	 * probe's kind (dynprobe_fentry_arm() checks both).
+	 * data: its header is the last header_words of @ip1, the caller,
+	 * and @ip2, the call site (a function event's two, an f event's
+	 * one), whatever the probe's kind (dynprobe_fentry_arm() checks it).
 	 */
 	bool fentry;
+	/*
+	 * The feed's word table reads registers only, with no test of each
+	 * slot: an entry probe's on the shared ftrace_ops
+	 * (dynprobe_fentry_arm() checks it) or a kprobe's
+	 * (src/probe/hook/kprobe.rs checks it).
+	 */
+	bool regs_only;
 };
 
 /* Word @i of the feed's table, from the hit's registers or entry data. */
@@ -165,7 +171,7 @@ static __always_inline unsigned long table_word(const struct dynprobe_feed *feed
 {
 	unsigned int slot = feed->word_slot[i];
 
-	if (hit->fentry || slot < DYNPROBE_ENTRY_SLOT)
+	if (hit->regs_only || slot < DYNPROBE_ENTRY_SLOT)
 		return ((const unsigned long *)hit->regs)[slot];
 	if (hit->entry_data)
 		return hit->entry_data[slot - DYNPROBE_ENTRY_SLOT];
@@ -410,19 +416,20 @@ static __always_inline unsigned int record_context(void)
 
 /*
  * The data of an event ring_buffer_lock_reserve() returned, as
- * ring_buffer_event_data() finds it, without its call. The event header
- * is the ring buffer's page format, which ring_buffer.h documents
- * (enum ring_buffer_type) and tracefs describes to the readers that
- * parse it (events/header_event): type_len:5, time_delta:27, then
- * array[]; a type_len of 0 puts the length in array[0]. A reservation
- * that needed its time extended starts with the 8-byte time extend,
- * its data event after it.
+ * ring_buffer_event_data() finds it, without its call for a record of up
+ * to 112 bytes. The event header is the ring buffer's page format, which
+ * ring_buffer.h documents (enum ring_buffer_type) and tracefs describes
+ * to the readers that parse it (events/header_event): type_len:5,
+ * time_delta:27, then array[]; a data event's type_len of 1 to
+ * RINGBUF_TYPE_DATA_TYPE_LEN_MAX gives its length, its data in array[0].
+ * Any other (a longer record, whose length is in array[0]; a reservation
+ * that starts with a time extend) is found by the kernel's function.
  */
 static __always_inline void *reserved_data(struct ring_buffer_event *event)
 {
-	if (unlikely(event->type_len >= RINGBUF_TYPE_TIME_EXTEND))
-		event = (struct ring_buffer_event *)((u8 *)event + 8);
-	return event->type_len ? &event->array[0] : &event->array[1];
+	if (likely(event->type_len - 1U < RINGBUF_TYPE_DATA_TYPE_LEN_MAX))
+		return &event->array[0];
+	return ring_buffer_event_data(event);
 }
 
 /*
@@ -855,7 +862,9 @@ int dynprobe_kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
 {
 	const struct dynprobe_kprobe *probe =
 		container_of(kp, struct dynprobe_kprobe, rp.kp);
-	const struct hit hit = { .regs = regs, .ip1 = (unsigned long)kp->addr };
+	const struct hit hit = {
+		.regs = regs, .ip1 = (unsigned long)kp->addr, .regs_only = true,
+	};
 
 	if (!dispatch_words_fast(probe->feed, &hit))
 		dynprobe_dispatch(probe->feed, regs, NULL, hit.ip1, 0);
@@ -902,6 +911,7 @@ void dynprobe_fentry_callback(unsigned long ip, unsigned long parent_ip,
 		const struct hit hit = {
 			.regs = regs, .fregs = fregs,
 			.ip1 = parent_ip, .ip2 = ip, .fentry = true,
+			.regs_only = true,
 		};
 
 		if (probe->addr != ip)

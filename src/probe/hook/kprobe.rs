@@ -71,6 +71,13 @@ impl KprobeHook {
     pub(super) unsafe fn boxed(place: &mut Place<'_>, feed: Feed) -> Result<KBox<dyn Hook>> {
         let symbol = HookSymbol::new(super::place_symbol(place)?);
         let ret = place.kind == ProbeKind::Kretprobe;
+        // A kprobe's handler (dynprobe_kprobe_hit()) reads its table's
+        // words from the registers without testing each: a probe that is
+        // not a return probe has no entry data, so no definition gives
+        // its table an entry-data slot.
+        if !ret && !feed.table_reads_registers_only() {
+            return Err(EINVAL);
+        }
         let by_symbol = !symbol.with_nul().is_empty();
         let hook = KBox::pin_init(
             try_pin_init!(KprobeHook {
