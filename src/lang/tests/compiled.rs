@@ -290,6 +290,13 @@ fn compiled_record_of_words_and_strings_is_the_views() {
     }
 }
 
+/// The word sources of `a=%di b=%si c=%dx`.
+const DI_SI_DX: &[WordSource] = &[
+    WordSource::Reg(dynprobe_lang::Reg::Di),
+    WordSource::Reg(dynprobe_lang::Reg::Si),
+    WordSource::Reg(dynprobe_lang::Reg::Dx),
+];
+
 /// A line, and the header words, word sources and string source of its
 /// string table.
 type StringCase = (
@@ -305,15 +312,7 @@ fn records_of_words_and_a_string_have_a_string_table() {
         (
             Control::KprobeEvents,
             "p:grp/ev vfs_read a=%di b=%si c=%dx s=+0(%cx):string",
-            Some((
-                1,
-                &[
-                    Reg(dynprobe_lang::Reg::Di),
-                    Reg(dynprobe_lang::Reg::Si),
-                    Reg(dynprobe_lang::Reg::Dx),
-                ],
-                Reg(dynprobe_lang::Reg::Cx),
-            )),
+            Some((1, DI_SI_DX, Reg(dynprobe_lang::Reg::Cx))),
         ),
         (
             Control::KprobeEvents,
@@ -445,14 +444,7 @@ fn records_of_words_have_a_word_table() {
         (
             Control::KprobeEvents,
             "p:grp/ev vfs_read a=%di b=%si c=%dx",
-            Some((
-                1,
-                &[
-                    Reg(dynprobe_lang::Reg::Di),
-                    Reg(dynprobe_lang::Reg::Si),
-                    Reg(dynprobe_lang::Reg::Dx),
-                ],
-            )),
+            Some((1, DI_SI_DX)),
         ),
         (
             Control::DynamicEvents,
