@@ -424,6 +424,7 @@ static __always_inline unsigned int record_context(void)
  * RINGBUF_TYPE_DATA_TYPE_LEN_MAX gives its length, its data in array[0].
  * Any other (a longer record, whose length is in array[0]; a reservation
  * that starts with a time extend) is found by the kernel's function.
+ * src/compat/trace-core.txt lists the ring buffer's code this follows.
  */
 static __always_inline void *reserved_data(struct ring_buffer_event *event)
 {
