@@ -31,6 +31,24 @@ pub fn bad(e: gimli::Error) -> String {
     format!("malformed debug info: {e}")
 }
 
+/// Calls `f` on each of `unit`'s top-level subprograms (the unit DIE's
+/// children tagged DW_TAG_subprogram), in order; the first error stops.
+pub fn each_top_level_subprogram<'a>(
+    unit: &Unit<'a>,
+    mut f: impl FnMut(&Entry<'_, 'a>) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut tree = unit.entries_tree(None).map_err(bad)?;
+    let root = tree.root().map_err(bad)?;
+    let mut children = root.children();
+    while let Some(child) = children.next().map_err(bad)? {
+        let e = child.entry();
+        if e.tag() == gimli::DW_TAG_subprogram {
+            f(e)?;
+        }
+    }
+    Ok(())
+}
+
 /// The DWARF sections of one debug file and the units read so far.
 pub struct Dwarf<'a> {
     /// gimli's sections.

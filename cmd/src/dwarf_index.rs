@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::cache;
-use crate::dwarf::{bad, Dwarf, Unit, R};
+use crate::dwarf::{bad, each_top_level_subprogram, Dwarf, Unit, R};
 pub use crate::dwarf_found::{Found, FuncDie, Sink};
 
 /// The cache file's lines of the functions found, in their order.
@@ -275,20 +275,13 @@ pub fn unit_subprograms<'a>(
     cu: gimli::DebugInfoOffset,
     out: &mut impl Sink<'a>,
 ) -> Result<(), String> {
-    let mut tree = unit.entries_tree(None).map_err(bad)?;
-    let root = tree.root().map_err(bad)?;
-    let mut children = root.children();
-    while let Some(child) = children.next().map_err(bad)? {
-        let e = child.entry();
-        if e.tag() != gimli::DW_TAG_subprogram {
-            continue;
-        }
+    each_top_level_subprogram(unit, |e| {
         if e.attr_value(gimli::DW_AT_declaration)
             .ok()
             .flatten()
             .is_some()
         {
-            continue;
+            return Ok(());
         }
         let has_code = e.attr_value(gimli::DW_AT_low_pc).ok().flatten().is_some()
             || e.attr_value(gimli::DW_AT_ranges).ok().flatten().is_some();
@@ -298,7 +291,7 @@ pub fn unit_subprograms<'a>(
                 if i == gimli::DW_INL_inlined || i == gimli::DW_INL_declared_inlined
         );
         if !has_code && !inline {
-            continue;
+            return Ok(());
         }
         // A name no place can spell (empty, or one that would break
         // the cache file's lines) is not indexed.
@@ -307,7 +300,7 @@ pub fn unit_subprograms<'a>(
             .map(|s| String::from_utf8_lossy(s.slice()))
             .filter(|n| !n.is_empty() && !n.contains('\n'))
         else {
-            continue;
+            return Ok(());
         };
         out.push(
             name,
@@ -317,8 +310,8 @@ pub fn unit_subprograms<'a>(
                 inline: inline && !has_code,
             },
         );
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Where the index of build id `id` is kept.

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use gimli::UnitOffset;
 
-use crate::dwarf::{bad, Dwarf, Unit};
+use crate::dwarf::{bad, each_top_level_subprogram, Dwarf, Unit};
 
 /// One row of the line table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -216,19 +216,13 @@ fn descends(nodes: &[Node], mut i: usize, anc: usize) -> bool {
 /// The unit's top-level functions with code: offset and ranges.
 pub fn unit_functions<'a>(dw: &Dwarf<'a>, unit: &Unit<'a>) -> Result<Vec<Function>, String> {
     let mut out = Vec::new();
-    let mut tree = unit.entries_tree(None).map_err(bad)?;
-    let root = tree.root().map_err(bad)?;
-    let mut children = root.children();
-    while let Some(c) = children.next().map_err(bad)? {
-        let e = c.entry();
-        if e.tag() != gimli::DW_TAG_subprogram {
-            continue;
-        }
+    each_top_level_subprogram(unit, |e| {
         let r = dw.ranges(unit, e)?;
         if !r.is_empty() {
             out.push((e.offset(), r));
         }
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
