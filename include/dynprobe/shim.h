@@ -202,6 +202,20 @@ struct dynprobe_feed {
 	u8 word_slot[DYNPROBE_TABLE_WORDS];
 };
 
+/* The words before the string in a feed's string table. */
+static inline unsigned int
+dynprobe_string_table_words(const struct dynprobe_feed *feed)
+{
+	return (feed->header_words & ~DYNPROBE_STRING_TABLE) >>
+	       DYNPROBE_STRING_WORDS_SHIFT;
+}
+/*
+ * Whether every slot a feed's table reads (a record of words' words, a
+ * string table's words and string address) is a pt_regs word: what a hit
+ * that reads them without testing each relies on (hit.c's regs_only).
+ */
+bool dynprobe_feed_reads_regs_only(const struct dynprobe_feed *feed);
+
 /*
  * A kprobe or kretprobe probe: a Rust object (src/probe/hook/kprobe.rs) that
  * registers @rp (@rp.kp alone for a kprobe); its handlers are kprobe.c's.

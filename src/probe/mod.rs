@@ -225,24 +225,8 @@ impl Feed {
     /// (src/shim/hit.c's `table_word()`) is a `pt_regs` word: no
     /// entry-data slot, in a record of words or one of words and a string.
     pub(crate) fn table_reads_registers_only(&self) -> bool {
-        // SAFETY: the feed is initialised and nothing changes it while
-        // the hook is built.
-        let f = unsafe { &*self.feed.get() };
-        let string_table = u32::from(f.header_words) & b::DYNPROBE_STRING_TABLE != 0;
-        let slots = if f.words != 0 {
-            f.words.saturating_sub(f.header_words)
-        } else if string_table {
-            // The words before the string, then its address.
-            ((u32::from(f.header_words) & !b::DYNPROBE_STRING_TABLE)
-                >> b::DYNPROBE_STRING_WORDS_SHIFT) as u8
-                + 1
-        } else {
-            0
-        };
-        f.word_slot
-            .iter()
-            .take(usize::from(slots))
-            .all(|&slot| u32::from(slot) < b::DYNPROBE_ENTRY_SLOT)
+        // SAFETY: the feed is initialised; the function only reads it.
+        unsafe { b::dynprobe_feed_reads_regs_only(self.feed.get()) }
     }
 
     /// The C feed, which now owns the counter and the reference (for a

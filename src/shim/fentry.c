@@ -163,7 +163,7 @@ static int fentry_hook(struct dynprobe_fentry *probe)
 
 int dynprobe_fentry_arm(struct dynprobe_fentry *probe)
 {
-	unsigned int i, header_words, slots = 0;
+	unsigned int header_words;
 	struct module *mod;
 	int ret;
 
@@ -174,24 +174,17 @@ int dynprobe_fentry_arm(struct dynprobe_fentry *probe)
 	 * header is a function event's two ips or an f event's one. So does
 	 * the table of a record of words and a string.
 	 */
-	if (probe->feed.words) {
+	if (probe->feed.words)
 		header_words = probe->feed.header_words;
-		slots = probe->feed.words - header_words;
-	} else if (probe->feed.header_words & DYNPROBE_STRING_TABLE) {
-		/* A record of words and a string: its words and its address. */
+	else if (probe->feed.header_words & DYNPROBE_STRING_TABLE)
 		header_words = probe->feed.header_words & DYNPROBE_HEADER_IPS;
-		slots = ((probe->feed.header_words & ~DYNPROBE_STRING_TABLE) >>
-			 DYNPROBE_STRING_WORDS_SHIFT) + 1;
-	} else {
+	else
 		header_words = probe->kind == DYNPROBE_FUNCTION_ENTRY ? 2 : 1;
-	}
 	if (WARN_ON_ONCE(header_words !=
 			 (probe->kind == DYNPROBE_FUNCTION_ENTRY ? 2 : 1)))
 		return -EINVAL;
-	for (i = 0; i < slots; i++)
-		if (WARN_ON_ONCE(i >= DYNPROBE_TABLE_WORDS ||
-				 probe->feed.word_slot[i] >= DYNPROBE_ENTRY_SLOT))
-			return -EINVAL;
+	if (WARN_ON_ONCE(!dynprobe_feed_reads_regs_only(&probe->feed)))
+		return -EINVAL;
 	guard(mutex)(&fentry_lock);
 	/*
 	 * Held while the filter changes: a module whose going notifier ran

@@ -225,6 +225,22 @@ static __always_inline size_t record_words(const struct dynprobe_feed *feed,
 	return feed->fixed_size;
 }
 
+/* Asked when a probe is armed, not on a hit. */
+bool dynprobe_feed_reads_regs_only(const struct dynprobe_feed *feed)
+{
+	unsigned int i, slots = 0;
+
+	if (feed->words)
+		slots = feed->words - feed->header_words;
+	else if (feed->header_words & DYNPROBE_STRING_TABLE)
+		slots = dynprobe_string_table_words(feed) + 1;
+	for (i = 0; i < slots; i++)
+		if (i >= DYNPROBE_TABLE_WORDS ||
+		    feed->word_slot[i] >= DYNPROBE_ENTRY_SLOT)
+			return false;
+	return true;
+}
+
 /*
  * A record of words and one string (DYNPROBE_STRING_TABLE in the feed's
  * @header_words), written as the definition's programs write it
@@ -240,8 +256,7 @@ static __always_inline size_t record_words_string(const struct dynprobe_feed *fe
 						  const struct hit *hit,
 						  u8 *buf, size_t cap)
 {
-	unsigned int nr = (feed->header_words & ~DYNPROBE_STRING_TABLE) >>
-			  DYNPROBE_STRING_WORDS_SHIFT;
+	unsigned int nr = dynprobe_string_table_words(feed);
 	size_t fixed = sizeof(struct trace_entry) + 4 +
 		8 * ((feed->header_words & DYNPROBE_HEADER_IPS) + nr);
 	unsigned long addr, w;
